@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! gvt-rs policy core: pure logic shared by the kernel module and host tools.
+//!
+//! Rules for everything below this file (it is compiled into the kernel):
+//! no `unsafe`, no allocation, no floating point, no 128-bit integers (the
+//! kernel has no `__udivti3`), no panics (no `unwrap`, `expect`, unchecked
+//! indexing or overflowing arithmetic: use `get`, `checked_*`, `saturating_*`).
+
+#![forbid(unsafe_code)]
+
+/// Crate version, shown by the module in sysfs.
+pub const VERSION: &str = "0.1.0";

@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install or reuse everything the gvt-rs build needs. Idempotent: every step
+# checks first and caches its result under $GVT_RS_CACHE, outside the clone.
+#
+#   scripts/bootstrap.sh            all steps
+#   KDIR=/path/to/linux scripts/bootstrap.sh   use a prepared kernel tree
+#
+# Steps: Debian packages, rust-src, bindgen-cli, libclang, Linux source.
+
+source "$(dirname "$0")/common.sh"
+
+DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
+	qemu-system-x86 busybox-static python3 gcc make"
+
+install_debian_packages() {
+	local missing=()
+	for p in $DEB_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return
+	log "installing Debian packages: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	run_logged "$GVT_RS_CACHE/apt-update.log" as_root apt-get update -q
+	run_logged "$GVT_RS_CACHE/apt-install.log" \
+		as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+install_rust_src() {
+	command -v rustc >/dev/null || die "rustc not found: install Rust with rustup (https://rustup.rs)"
+	local sysroot
+	sysroot=$(rustc --print sysroot)
+	[ -d "$sysroot/lib/rustlib/src/rust/library/core" ] && return
+	command -v rustup >/dev/null ||
+		die "rust-src missing and no rustup: install the Rust standard library source for $(rustc --version)"
+	log "installing rust-src with rustup"
+	run_logged "$GVT_RS_CACHE/rustup.log" rustup component add rust-src
+}
+
+install_bindgen() {
+	local have
+	have=$("$TOOLS_DIR/bindgen/bin/bindgen" --version 2>/dev/null | awk '{print $2}') || true
+	[ "$have" = "$BINDGEN_VERSION" ] && return
+	log "building bindgen-cli $BINDGEN_VERSION (about 2 minutes, cached afterwards)"
+	run_logged "$GVT_RS_CACHE/bindgen.log" cargo install --locked --force \
+		--root "$TOOLS_DIR/bindgen" bindgen-cli --version "$BINDGEN_VERSION"
+}
+
+# bindgen needs libclang >= 17. Use the system one when it is new enough,
+# otherwise the self-contained libclang.so of the PyPI wheel (downloaded, not
+# installed: it only depends on libc).
+find_libclang() {
+	local d
+	for d in /usr/lib/llvm-{21,20,19,18,17}/lib; do
+		if ls "$d"/libclang*.so* >/dev/null 2>&1; then
+			echo "$d"
+			return
+		fi
+	done
+	d=$TOOLS_DIR/libclang-$LIBCLANG_WHEEL_VERSION/clang/native
+	if [ ! -f "$d/libclang.so" ]; then
+		log "fetching libclang $LIBCLANG_WHEEL_VERSION (PyPI wheel)"
+		local tmp
+		tmp=$(mktemp -d)
+		run_logged "$GVT_RS_CACHE/libclang.log" python3 -m pip download -q --no-deps \
+			--only-binary=:all: --platform manylinux2010_x86_64 \
+			-d "$tmp" "libclang==$LIBCLANG_WHEEL_VERSION"
+		mkdir -p "$TOOLS_DIR/libclang-$LIBCLANG_WHEEL_VERSION"
+		python3 - "$tmp" "$TOOLS_DIR/libclang-$LIBCLANG_WHEEL_VERSION" <<'PY'
+import glob, os, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+whl = glob.glob(os.path.join(src, "*.whl"))[0]
+with zipfile.ZipFile(whl) as z:
+    for n in z.namelist():
+        if "/clang/native/" in n:
+            out = os.path.join(dst, "clang", "native", os.path.basename(n))
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with open(out, "wb") as f:
+                f.write(z.read(n))
+PY
+		rm -rf "$tmp"
+	fi
+	[ -f "$d/libclang.so" ] || die "libclang.so not found in the wheel"
+	echo "$d"
+}
+
+debian_mirror() {
+	local uri
+	uri=$(grep -hoE '^(URIs:|deb) +[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null |
+		grep -v security | head -n1 | awk '{print $2}') || true
+	echo "${uri:-http://deb.debian.org/debian}"
+}
+
+fetch_linux_source() {
+	local dir=$SRC_DIR/linux-$LINUX_SOURCE_VERSION
+	if [ -f "$dir/.gvt-rs-extracted" ]; then
+		echo "$dir"
+		return
+	fi
+	local deb=$SRC_DIR/${LINUX_SOURCE_PKG}_${LINUX_SOURCE_VERSION//:/%3a}_all.deb
+	mkdir -p "$SRC_DIR"
+	if [ ! -f "$deb" ]; then
+		local mirror apt_dir suite
+		mirror=$(debian_mirror)
+		apt_dir=$(mktemp -d)
+		mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+		for suite in $LINUX_SOURCE_SUITES; do
+			echo "deb [trusted=yes] $mirror $suite main" >>"$apt_dir/sources.list"
+		done
+		local apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
+			-o Dir::Etc::SourceParts=/dev/null
+			-o "Dir::State::Lists=$apt_dir/lists"
+			-o "Dir::Cache::Archives=$apt_dir/archives"
+			-o APT::Sandbox::User=root)
+		log "fetching $LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION from $mirror ($LINUX_SOURCE_SUITES)"
+		run_logged "$GVT_RS_CACHE/apt-src-update.log" apt-get "${apt_opts[@]}" update -q
+		if ! (cd "$SRC_DIR" && apt-get "${apt_opts[@]}" download \
+			"$LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION" >"$GVT_RS_CACHE/apt-src-download.log" 2>&1); then
+			local offered
+			offered=$(apt-cache "${apt_opts[@]}" -o "Dir::Cache=$apt_dir" madison "$LINUX_SOURCE_PKG" 2>/dev/null |
+				awk -F'|' '{print $2}' | tr -d ' ' | tr '\n' ' ') || true
+			rm -rf "$apt_dir"
+			die "$LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION is no longer offered by $mirror (offered: ${offered:-none}).
+  Either pass a prepared Linux 7.3 tree with KDIR=/path/to/linux, or set
+  LINUX_SOURCE_VERSION=<version> LINUX_SOURCE_SHA256=<sha256 of the .deb> and test again."
+		fi
+		rm -rf "$apt_dir"
+	fi
+	if [ -n "$LINUX_SOURCE_SHA256" ]; then
+		echo "$LINUX_SOURCE_SHA256  $deb" | sha256sum -c --quiet - ||
+			die "sha256 mismatch for $deb (remove it to download again)"
+	fi
+	log "unpacking $LINUX_SOURCE_PKG (about 1 minute)"
+	local tmp
+	tmp=$(mktemp -d "$SRC_DIR/unpack.XXXX")
+	dpkg-deb -x "$deb" "$tmp"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	tar -C "$dir" --strip-components=1 -xf "$tmp"/usr/src/linux-source-*.tar.xz
+	rm -rf "$tmp"
+	touch "$dir/.gvt-rs-extracted"
+	echo "$dir"
+}
+
+main() {
+	mkdir -p "$GVT_RS_CACHE" "$TOOLS_DIR"
+	install_debian_packages
+	install_rust_src
+	install_bindgen
+	local libclang ksrc
+	libclang=$(find_libclang)
+	if [ -n "${KDIR:-}" ]; then
+		[ -f "$KDIR/Makefile" ] || die "KDIR=$KDIR is not a kernel source tree"
+		ksrc=$(cd "$KDIR" && pwd)
+	else
+		ksrc=$(fetch_linux_source)
+	fi
+	# The build reads these to find its tools and tree.
+	cat >"$GVT_RS_CACHE/env.sh" <<ENV
+export LIBCLANG_PATH=$libclang
+export GVT_RS_KSRC=$ksrc
+ENV
+	log "bootstrap done: kernel source $ksrc, libclang $libclang"
+}
+
+main "$@"

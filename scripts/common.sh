@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the gvt-rs build scripts. Sourced, not executed.
+
+set -euo pipefail
+
+GVT_RS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GVT_RS_CACHE=${GVT_RS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gvt-rs}
+
+# Pinned inputs. Bump together with the sha256 after testing.
+LINUX_SOURCE_PKG=linux-source-7.3
+LINUX_SOURCE_VERSION=${LINUX_SOURCE_VERSION:-7.3.4-1~bpo13+1}
+LINUX_SOURCE_SHA256=${LINUX_SOURCE_SHA256:-}
+LINUX_SOURCE_SUITES=${LINUX_SOURCE_SUITES:-"trixie-backports sid"}
+BINDGEN_VERSION=0.72.1
+LIBCLANG_WHEEL_VERSION=18.1.1
+
+TOOLS_DIR=$GVT_RS_CACHE/tools
+SRC_DIR=$GVT_RS_CACHE/src
+BUILD_DIR=${BUILD_DIR:-$GVT_RS_CACHE/build}
+
+export PATH=$TOOLS_DIR/bindgen/bin:$PATH
+
+log() {
+	printf '\033[1m[gvt-rs]\033[0m %s\n' "$*" >&2
+}
+
+die() {
+	printf '\033[1;31m[gvt-rs] error:\033[0m %s\n' "$*" >&2
+	exit 1
+}
+
+# Run a long command with its output in a log file; print the tail on failure.
+run_logged() {
+	local logfile=$1
+	shift
+	if ! "$@" >"$logfile" 2>&1; then
+		tail -n 60 "$logfile" >&2
+		die "'$*' failed (full log: $logfile)"
+	fi
+}
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "need root to run '$*' (install the packages yourself or run as root)"
+	fi
+}
