@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Graphics-memory slots: sharing high GM among vGPUs (gScale, DymGPU and
+//! gvt-rs's cost-aware allocator), GTT residency and copy accounting.
+//!
+//! High graphics memory is a pool of 64 MB slots ([`SLOT_MB`]), each mapped
+//! by 16,384 GTT entries of 8 bytes ([`ENTRIES_PER_SLOT`], [`ENTRY_BYTES`]).
+//! A vGPU needs a contiguous range of slots; sharing allocators let ranges
+//! overlap, and every vGPU keeps a private copy of its GTT entries. When a
+//! vGPU is switched in, only the slots whose hardware entries belong to
+//! somebody else are copied. Which allocator keeps those copies lowest is
+//! the subject of this module; `Documentation/gvt-rs/gm-slots.rst` has the
+//! design and every rule, `Documentation/gvt-rs/results-slots.rst` the
+//! measurements.
+//!
+//! # Driving it from the kernel
+//!
+//! One [`SlotPool`] per physical GPU, behind a lock (innermost, never held
+//! across `dma_map`). All calls are bounded, allocate nothing and cannot
+//! panic:
+//!
+//! * mdev create: [`SlotPool::create_mb`] (or [`SlotPool::create`]); on
+//!   error return [`SlotError::to_errno`]. Apply the returned moves.
+//! * mdev remove: [`SlotPool::destroy`]; apply the returned moves.
+//! * at the switch point, before dispatching the next vGPU:
+//!   [`SlotPool::switch_in`]; apply its moves, then copy its private entries
+//!   for every run of [`SwitchPlan::copy_runs`] (and the low-GM region if
+//!   [`SwitchPlan::copy_low`]) into the hardware GTT and invalidate once.
+//! * every sample period (1 s): [`SlotPool::sample`] per vGPU with its busy
+//!   fraction in ppm, then [`SlotPool::tick`] at a switch point; apply moves.
+//! * sysfs: the `set_*` tunables (errors map to `-EINVAL`/`-ERANGE`/
+//!   `-EBUSY`, nothing changes on error), [`SlotPool::available_instances_mb`]
+//!   for `available_instances`, [`SlotPool::stats`] and
+//!   [`SlotPool::placement`] for the per-vGPU view.
+//!
+//! Applying a move means relocating the vGPU's private high-GM GTT from the
+//! old to the new range (and telling the guest, which upstream i915 guests
+//! cannot follow: the i915 provider sets relocation off).
+
+#![deny(missing_docs)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_arithmetic,
+    clippy::cast_possible_truncation
+)]
+
+mod alloc_cost;
+mod alloc_dymsize;
+mod alloc_dymutil;
+mod alloc_gscale;
+mod alloc_static;
+mod config;
+mod error;
+mod monitor;
+mod moves;
+mod plan;
+mod pool;
+mod residency;
+mod stats;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_prop;
+
+pub use alloc_cost::MAX_SWEEPS;
+pub use alloc_gscale::GSCALE_WEIGHT;
+pub use config::{AllocatorKind, Tunables, UTIL_WINDOW_MAX};
+pub use error::SlotError;
+pub use monitor::UTIL_FULL_PPM;
+pub use moves::{Move, Moves};
+pub use pool::{mb_to_slots, Created, Placement, PoolConfig, SlotPool, MAX_VGPUS};
+pub use residency::{CopyRuns, SwitchPlan};
+pub use stats::CopyStats;
+
+/// Size of one high-GM slot in MB.
+pub const SLOT_MB: u32 = 64;
+/// GTT entries per slot: one 4 KiB page each.
+pub const ENTRIES_PER_SLOT: u32 = 16_384;
+/// Bytes per GTT entry (gen8+ 64-bit PTE).
+pub const ENTRY_BYTES: u32 = 8;
+
+/// Pure placement functions, exposed for the simulator, benchmarks and the
+/// optimal search: they compute layouts without touching a pool.
+pub mod layout {
+    use super::plan::{Item, Items};
+
+    /// One vGPU to lay out: `(id, size in slots, tie-break sequence,
+    /// utilization ppm, switch-in rate)`.
+    pub type Spec = (u8, u16, u32, u32, u32);
+
+    fn items<const V: usize>(specs: &[Spec]) -> Items<V> {
+        let mut it = Items::new();
+        for &(id, size, seq, util, freq) in specs {
+            it.push(Item {
+                id,
+                size,
+                start: 0,
+                seq,
+                util,
+                freq,
+            });
+        }
+        it
+    }
+
+    fn starts<const V: usize>(it: &Items<V>, specs: &[Spec], out: &mut [u16]) {
+        for (o, s) in out.iter_mut().zip(specs.iter()) {
+            *o = it.get_by_id(s.0).map(|i| i.start).unwrap_or(0);
+        }
+    }
+
+    /// Algorithm 1 over `specs` (all sizes must be 1..=`m`): writes each
+    /// vGPU's start into `out` (same order as `specs`) and returns `P_K`.
+    pub fn algorithm1<const V: usize>(specs: &[Spec], m: u16, out: &mut [u16]) -> Option<u16> {
+        let mut it = items::<V>(specs);
+        let k = super::alloc_dymsize::algorithm1(&mut it, m);
+        starts(&it, specs, out);
+        k
+    }
+
+    /// Algorithm 2 over `specs`: writes each vGPU's start into `out`.
+    pub fn algorithm2<const V: usize>(specs: &[Spec], m: u16, out: &mut [u16]) {
+        let mut it = items::<V>(specs);
+        super::alloc_dymutil::algorithm2(&mut it, m);
+        starts(&it, specs, out);
+    }
+
+    /// gScale's choice for a vGPU of `size` slots given per-slot occupancy
+    /// `occ`; `per_occupant` false scores occupied slots yes/no instead.
+    pub fn gscale(occ: &[u8], size: u16, m: u16, per_occupant: bool) -> Option<u16> {
+        super::alloc_gscale::place(occ, size, m, per_occupant)
+    }
+
+    /// The `cost` allocator's predicted copies per period of a layout
+    /// (`starts` in the order of `specs`), in 1/16 copies.
+    pub fn predicted_cost<const V: usize, const M: usize>(specs: &[Spec], starts: &[u16], m: u16) -> u64 {
+        let mut it = items::<V>(specs);
+        for (i, &s) in it.as_mut_slice().iter_mut().zip(starts.iter()) {
+            i.start = s;
+        }
+        let f = super::alloc_cost::freq_table(&it);
+        let mk = super::alloc_cost::masks::<V, M>(&it, m);
+        super::alloc_cost::total_cost(&mk, &f)
+    }
+
+    /// The `cost` allocator's full re-placement from scratch (no move
+    /// penalty): writes each vGPU's start into `out`.
+    pub fn cost_layout<const V: usize, const M: usize>(specs: &[Spec], m: u16, out: &mut [u16]) {
+        let mut it = items::<V>(specs);
+        let mut a = it;
+        let _ = super::alloc_dymsize::algorithm1(&mut a, m);
+        it = super::alloc_cost::replace::<V, M>(&a, m, 0);
+        starts(&it, specs, out);
+    }
+}
