@@ -12,3 +12,5 @@
 /// Crate version, shown by the module in sysfs.
 pub const VERSION: &str = "0.1.0";
 pub mod slots;
+
+pub mod sched;

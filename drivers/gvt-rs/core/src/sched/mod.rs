@@ -1,0 +1,973 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! vGPU scheduling policies: upstream TBS, VMCG credits and slices, FairGV SFQ.
+//!
+//! One [`Scheduler`] per physical GPU holds up to `N` vGPUs (ids `0..N`,
+//! `N <= 256`) and one of three [`Policy`]s, switchable at run time, plus an
+//! optional usage throttle. It is a pure state machine: events in, decisions
+//! out, time passed in as `u64` nanoseconds of a monotonic clock. It never
+//! allocates, sleeps, takes locks, panics or uses floating point, so the
+//! kernel holds it under one lock (`gvt->sched_lock`, a mutex, or a spinlock
+//! taken from any context) and calls it with that lock held.
+//!
+//! # How the kernel drives it
+//!
+//! | event | call |
+//! |---|---|
+//! | mdev created / removed | [`Scheduler::create`] / [`Scheduler::destroy`] |
+//! | vGPU activated / deactivated (`start_schedule` / `stop_schedule`) | [`Scheduler::start`] / [`Scheduler::stop`] |
+//! | workload queued on engine `e` (`intel_vgpu_queue_workload`) | [`Scheduler::queued`], then kick the scheduler if [`Scheduler::need_resched`] |
+//! | engine thread looking for work (`pick_next_workload`) | [`Scheduler::next_vgpu`]; `Some(id)`: take the head of `id`'s queue on that engine and report [`Scheduler::dispatched`] |
+//! | workload completed with measured GPU time | [`Scheduler::completed`] |
+//! | all engines idle and [`Scheduler::need_resched`] (`try_to_schedule_next_vgpu`) | [`Scheduler::pick`]: switch to the returned vGPU (or idle) |
+//! | timer (hrtimer at [`Scheduler::next_timer`], or a periodic 1 ms tick) | [`Scheduler::tick`] |
+//! | VM CPU time sampled / bytes moved | [`Scheduler::cpu_time`] / [`Scheduler::transferred`] |
+//! | sysfs | [`Scheduler::set_policy`], [`Scheduler::set_tunable`], [`Scheduler::set_weight`], [`Scheduler::stats`], [`Scheduler::fairness`] |
+//!
+//! Switching is non-preemptive like GVT-g's: [`Scheduler::next_vgpu`] stops
+//! handing out work once the current turn is over, and [`Scheduler::pick`]
+//! refuses with [`Error::Busy`] while any workload is in flight.
+//!
+//! Cost: every call is O(1) or O(log N) except where noted: `tbs`'s pick
+//! walks its LRU list (O(N), as upstream), `vmcg` sorts the backlogged vGPUs
+//! once per round (O(k log k), amortised over the k turns of the round), the
+//! throttle scans the backlogged set (O(N)), and lifecycle, policy and
+//! fairness-window changes are O(N).
+
+mod bitmap;
+mod fixed;
+mod heap;
+pub mod metrics;
+mod sfq;
+mod tbs;
+mod throttle;
+mod vchannel;
+mod vmcg;
+
+#[cfg(test)]
+mod tests;
+
+use bitmap::{Bitmap, BITS};
+use fixed::{mul_div_sat, PPM};
+pub use metrics::Fairness;
+use sfq::Sfq;
+pub use sfq::{WakeRule, VSCALE};
+use tbs::{Target, Tbs};
+use throttle::Throttle;
+pub use vchannel::{LAT_BUCKETS, MAX_ENGINES};
+use vchannel::{Life, Vgpu};
+use vmcg::{Vmcg, VmcgCfg};
+
+/// Largest supported number of vGPUs per scheduler.
+pub const MAX_VGPUS: usize = BITS;
+
+/// Smallest and largest vGPU weight (the range of cgroup v2 `cpu.weight`;
+/// GVT-g's types use 2, 4, 8 and 16).
+pub const WEIGHT_RANGE: (u32, u32) = (1, 10_000);
+
+/// Error of a rejected call; nothing was changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// Malformed request: unknown id or engine, wrong lifecycle state (`-EINVAL`).
+    Invalid,
+    /// Value outside its documented range (`-ERANGE`).
+    OutOfRange,
+    /// Not now: the object is in use (`-EBUSY`).
+    Busy,
+}
+
+impl Error {
+    /// The positive errno the kernel returns negated.
+    pub const fn errno(self) -> i32 {
+        match self {
+            Error::Invalid => 22,
+            Error::OutOfRange => 34,
+            Error::Busy => 16,
+        }
+    }
+}
+
+/// Scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Upstream GVT-g's time-based scheduler (the baseline).
+    Tbs,
+    /// VMCG: credits from Eq. 2 and CPU-time-scaled slices.
+    Vmcg,
+    /// FairGV: start-time fair queueing on measured GPU time.
+    Sfq,
+}
+
+impl Policy {
+    /// Every policy, in sysfs listing order.
+    pub const ALL: [Policy; 3] = [Policy::Tbs, Policy::Vmcg, Policy::Sfq];
+
+    /// Name as shown and accepted by sysfs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Policy::Tbs => "tbs",
+            Policy::Vmcg => "vmcg",
+            Policy::Sfq => "sfq",
+        }
+    }
+
+    /// Parses a name (exact match; the caller strips a trailing newline).
+    pub fn from_name(s: &str) -> Option<Policy> {
+        Policy::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// A run-time tunable of the whole GPU. Values are in the unit the name ends with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tunable {
+    /// `tbs` timer period (upstream `GVT_DEFAULT_TIME_SLICE`), us.
+    TbsTickUs,
+    /// `tbs` balance period (`GVT_TS_BALANCE_PERIOD_MS`), ms.
+    TbsBalanceMs,
+    /// `tbs` balance stages per debt reset (`GVT_TS_BALANCE_STAGE_NUM`).
+    TbsStages,
+    /// `tbs` start-up priority window (`GVT_SCHED_VGPU_PRI_TIME`), ms.
+    TbsStartBoostMs,
+    /// `vmcg` slice ceiling given to the largest CPU demand, us.
+    VmcgSliceCeilingUs,
+    /// `vmcg` smallest slice (the zero-CPU-time starvation fix), us.
+    VmcgMinSliceUs,
+    /// `vmcg` credit pool `CREDIT` shared by Eq. 2.
+    VmcgCreditPool,
+    /// `vmcg` workloads dispatched per credit.
+    VmcgBatch,
+    /// `vmcg` PCI-E link bandwidth `BW` normalising `BW_i`, MB/s.
+    VmcgLinkMbps,
+    /// `vmcg` total graphics memory `MSIZE` normalising `MSIZE_i`, MB.
+    VmcgGmTotalMb,
+    /// `sfq` non-preemptive slice, us.
+    SfqSliceUs,
+    /// `sfq` wake-up rule: 1 = `S <- max(V, F)`, 0 = `S <- V` (paper).
+    SfqWakeMaxVf,
+    /// Usage throttle on (1) or off (0), applies to every policy.
+    Throttle,
+    /// Throttle factor in percent of the least-served busy vGPU's usage.
+    ThrottleFactorPct,
+    /// Fairness window, ms.
+    WindowMs,
+}
+
+const TUNABLES: usize = 15;
+
+impl Tunable {
+    /// Every tunable.
+    pub const ALL: [Tunable; TUNABLES] = [
+        Tunable::TbsTickUs,
+        Tunable::TbsBalanceMs,
+        Tunable::TbsStages,
+        Tunable::TbsStartBoostMs,
+        Tunable::VmcgSliceCeilingUs,
+        Tunable::VmcgMinSliceUs,
+        Tunable::VmcgCreditPool,
+        Tunable::VmcgBatch,
+        Tunable::VmcgLinkMbps,
+        Tunable::VmcgGmTotalMb,
+        Tunable::SfqSliceUs,
+        Tunable::SfqWakeMaxVf,
+        Tunable::Throttle,
+        Tunable::ThrottleFactorPct,
+        Tunable::WindowMs,
+    ];
+
+    /// sysfs file name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Tunable::TbsTickUs => "tbs_tick_us",
+            Tunable::TbsBalanceMs => "tbs_balance_ms",
+            Tunable::TbsStages => "tbs_stages",
+            Tunable::TbsStartBoostMs => "tbs_start_boost_ms",
+            Tunable::VmcgSliceCeilingUs => "slice_ceiling_us",
+            Tunable::VmcgMinSliceUs => "slice_min_us",
+            Tunable::VmcgCreditPool => "credit_pool",
+            Tunable::VmcgBatch => "dispatch_batch",
+            Tunable::VmcgLinkMbps => "pcie_link_mbps",
+            Tunable::VmcgGmTotalMb => "gm_total_mb",
+            Tunable::SfqSliceUs => "sfq_slice_us",
+            Tunable::SfqWakeMaxVf => "sfq_wake_keeps_debt",
+            Tunable::Throttle => "throttle",
+            Tunable::ThrottleFactorPct => "throttle_factor_pct",
+            Tunable::WindowMs => "fairness_window_ms",
+        }
+    }
+
+    /// Parses a sysfs file name.
+    pub fn from_name(s: &str) -> Option<Tunable> {
+        Tunable::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// Inclusive range of accepted values.
+    pub const fn range(self) -> (u64, u64) {
+        match self {
+            Tunable::TbsTickUs => (100, 100_000),
+            Tunable::TbsBalanceMs => (10, 10_000),
+            Tunable::TbsStages => (1, 1000),
+            Tunable::TbsStartBoostMs => (0, 60_000),
+            Tunable::VmcgSliceCeilingUs => (1000, 1_000_000),
+            Tunable::VmcgMinSliceUs => (100, 1_000_000),
+            Tunable::VmcgCreditPool => (1, 1_000_000),
+            Tunable::VmcgBatch => (1, 1024),
+            Tunable::VmcgLinkMbps => (1, 1_000_000),
+            Tunable::VmcgGmTotalMb => (1, 1 << 20),
+            Tunable::SfqSliceUs => (100, 1_000_000),
+            Tunable::SfqWakeMaxVf => (0, 1),
+            Tunable::Throttle => (0, 1),
+            Tunable::ThrottleFactorPct => (100, 10_000),
+            Tunable::WindowMs => (10, 60_000),
+        }
+    }
+
+    /// Default value.
+    pub const fn default_value(self) -> u64 {
+        match self {
+            Tunable::TbsTickUs => 1000,
+            Tunable::TbsBalanceMs => 100,
+            Tunable::TbsStages => 10,
+            Tunable::TbsStartBoostMs => 2000,
+            Tunable::VmcgSliceCeilingUs => 16_000,
+            Tunable::VmcgMinSliceUs => 1000,
+            Tunable::VmcgCreditPool => 100,
+            Tunable::VmcgBatch => 4,
+            // PCI-E 3.0 x16, one direction.
+            Tunable::VmcgLinkMbps => 15_754,
+            // GVT-g host: 4 GiB of global graphics memory.
+            Tunable::VmcgGmTotalMb => 4096,
+            Tunable::SfqSliceUs => 6000,
+            Tunable::SfqWakeMaxVf => 1,
+            Tunable::Throttle => 0,
+            Tunable::ThrottleFactorPct => 200,
+            Tunable::WindowMs => 1000,
+        }
+    }
+}
+
+/// Decision of [`Scheduler::pick`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Make `vgpu` current: it may dispatch for about `slice_ns` (the turn
+    /// ends at a dispatch boundary; in-flight work is never preempted).
+    Run {
+        /// The vGPU to run.
+        vgpu: usize,
+        /// Length of the turn (for `tbs`, until the next tick).
+        slice_ns: u64,
+        /// Whether this is a different vGPU than before (a context switch).
+        switched: bool,
+    },
+    /// Nothing may run: switch to the idle vGPU.
+    Idle,
+}
+
+/// Statistics of one vGPU, for sysfs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VgpuStats {
+    /// Whether the vGPU is started.
+    pub started: bool,
+    /// Scheduling weight.
+    pub weight: u32,
+    /// Graphics memory size, MB.
+    pub gm_mb: u32,
+    /// GPU time of completed workloads since creation, ns.
+    pub busy_ns: u64,
+    /// Share of the GPU time of the last fairness window, ppm.
+    pub share_ppm: u32,
+    /// Workloads queued and not yet dispatched, all engines.
+    pub queue_depth: u32,
+    /// Workloads dispatched and not yet completed.
+    pub inflight: u32,
+    /// Workloads queued since creation.
+    pub submitted: u64,
+    /// Workloads dispatched since creation.
+    pub dispatched: u64,
+    /// Workloads completed since creation.
+    pub completed: u64,
+    /// Mean submit-to-dispatch latency, ns.
+    pub latency_avg_ns: u64,
+    /// Largest submit-to-dispatch latency, ns.
+    pub latency_max_ns: u64,
+    /// Upper bound of the 99th percentile latency (power-of-two buckets), ns.
+    pub latency_p99_ns: u64,
+    /// Last sampled CPU time of the VM, ns.
+    pub cpu_ns: u64,
+    /// Bytes transferred since creation.
+    pub bytes: u64,
+    /// `vmcg`: remaining credits.
+    pub credits: u32,
+    /// `vmcg`: slice of the current round, ns.
+    pub slice_ns: u64,
+    /// `tbs`: remaining time slice (`left_ts`, negative is debt), ns.
+    pub left_ts_ns: i64,
+    /// `sfq`: start tag, in ns of GPU time at weight 1.
+    pub vtag_ns: u64,
+    /// Throttle usage (GPU ns scaled by `VSCALE / weight`), in ns at weight 1.
+    pub usage_ns: u64,
+}
+
+/// Counters of the whole GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuStats {
+    /// Calls to [`Scheduler::pick`] that returned a decision.
+    pub picks: u64,
+    /// Picks that changed the running vGPU (including to and from idle).
+    pub switches: u64,
+    /// `vmcg` rounds started.
+    pub rounds: u64,
+    /// Workloads in flight.
+    pub inflight: u32,
+}
+
+/// The scheduler of one GPU with room for `N` vGPUs.
+pub struct Scheduler<const N: usize> {
+    policy: Policy,
+    tun: [u64; TUNABLES],
+    v: [Vgpu; N],
+    started: Bitmap,
+    backlogged: Bitmap,
+    current: Option<usize>,
+    turn_start: u64,
+    turn_slice: u64,
+    turn_gpu_ns: u64,
+    turn_dispatched: u32,
+    force: bool,
+    inflight: u32,
+    tbs: Tbs<N>,
+    sfq: Sfq<N>,
+    vmcg: Vmcg<N>,
+    thr: Throttle<N>,
+    win_start: u64,
+    fair: Fairness,
+    picks: u64,
+    switches: u64,
+}
+
+impl<const N: usize> Default for Scheduler<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn defaults() -> [u64; TUNABLES] {
+    let mut t = [0u64; TUNABLES];
+    for (slot, k) in t.iter_mut().zip(Tunable::ALL) {
+        *slot = k.default_value();
+    }
+    t
+}
+
+impl<const N: usize> Scheduler<N> {
+    /// An empty scheduler running `tbs` with default tunables.
+    ///
+    /// `N` above [`MAX_VGPUS`] is clamped: ids `>= MAX_VGPUS` are rejected.
+    pub fn new() -> Self {
+        Self {
+            policy: Policy::Tbs,
+            tun: defaults(),
+            v: [Vgpu::FREE; N],
+            started: Bitmap::EMPTY,
+            backlogged: Bitmap::EMPTY,
+            current: None,
+            turn_start: 0,
+            turn_slice: 0,
+            turn_gpu_ns: 0,
+            turn_dispatched: 0,
+            force: false,
+            inflight: 0,
+            tbs: Tbs::new(),
+            sfq: Sfq::new(),
+            vmcg: Vmcg::new(),
+            thr: Throttle::new(),
+            win_start: 0,
+            fair: Fairness::PERFECT,
+            picks: 0,
+            switches: 0,
+        }
+    }
+
+    // ---- tunables and policy -------------------------------------------
+
+    /// The active policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Switches policy at `now`. The new policy starts from the current
+    /// queues with fresh state (`tbs` budgets 0 until its first balance,
+    /// `sfq` tags at virtual time, `vmcg` credits empty); the running turn
+    /// ends at the next dispatch boundary.
+    pub fn set_policy(&mut self, p: Policy, now: u64) -> Result<(), Error> {
+        if p == self.policy {
+            return Ok(());
+        }
+        self.policy = p;
+        self.rebuild(now);
+        Ok(())
+    }
+
+    fn rebuild(&mut self, now: u64) {
+        self.tbs.reset();
+        self.sfq.reset();
+        self.vmcg.reset(&self.v, now);
+        match self.policy {
+            Policy::Tbs => {
+                let tick = self.tick_ns();
+                for id in self.started.iter() {
+                    self.tbs.start(id, now, 0, tick);
+                }
+            }
+            Policy::Sfq => {
+                let rule = self.wake_rule();
+                for id in self.backlogged.iter() {
+                    self.sfq.activate(id, rule);
+                }
+                if let Some(c) = self.current {
+                    self.sfq.activate(c, rule);
+                }
+            }
+            Policy::Vmcg => {}
+        }
+        self.force = true;
+    }
+
+    /// Current value of a tunable.
+    pub fn tunable(&self, t: Tunable) -> u64 {
+        self.tun.get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// Sets a tunable; [`Error::OutOfRange`] outside [`Tunable::range`] or
+    /// when `slice_min_us` would exceed `slice_ceiling_us`.
+    pub fn set_tunable(&mut self, t: Tunable, val: u64, now: u64) -> Result<(), Error> {
+        let (lo, hi) = t.range();
+        if val < lo || val > hi {
+            return Err(Error::OutOfRange);
+        }
+        match t {
+            Tunable::VmcgMinSliceUs if val > self.tunable(Tunable::VmcgSliceCeilingUs) => {
+                return Err(Error::OutOfRange)
+            }
+            Tunable::VmcgSliceCeilingUs if val < self.tunable(Tunable::VmcgMinSliceUs) => {
+                return Err(Error::OutOfRange)
+            }
+            _ => {}
+        }
+        if let Some(slot) = self.tun.get_mut(t as usize) {
+            *slot = val;
+        }
+        if t == Tunable::TbsTickUs && self.tbs.next_tick.is_some() {
+            self.tbs.next_tick = Some(now.saturating_add(self.tick_ns()));
+        }
+        Ok(())
+    }
+
+    fn us(&self, t: Tunable) -> u64 {
+        self.tunable(t).saturating_mul(1000)
+    }
+
+    fn ms(&self, t: Tunable) -> u64 {
+        self.tunable(t).saturating_mul(1_000_000)
+    }
+
+    fn tick_ns(&self) -> u64 {
+        self.us(Tunable::TbsTickUs)
+    }
+
+    fn wake_rule(&self) -> WakeRule {
+        if self.tunable(Tunable::SfqWakeMaxVf) == 1 {
+            WakeRule::MaxVF
+        } else {
+            WakeRule::PaperV
+        }
+    }
+
+    fn vmcg_cfg(&self) -> VmcgCfg {
+        VmcgCfg {
+            ceiling_ns: self.us(Tunable::VmcgSliceCeilingUs),
+            min_slice_ns: self.us(Tunable::VmcgMinSliceUs),
+            pool: self.tunable(Tunable::VmcgCreditPool).min(u32::MAX as u64) as u32,
+            batch: self.tunable(Tunable::VmcgBatch).min(u32::MAX as u64) as u32,
+            link_mbps: self.tunable(Tunable::VmcgLinkMbps),
+            gm_total_mb: self.tunable(Tunable::VmcgGmTotalMb),
+        }
+    }
+
+    // ---- lifecycle -----------------------------------------------------
+
+    fn vg(&self, id: usize) -> Result<&Vgpu, Error> {
+        match self.v.get(id) {
+            Some(g) if g.life != Life::Free => Ok(g),
+            _ => Err(Error::Invalid),
+        }
+    }
+
+    fn vg_mut(&mut self, id: usize) -> Result<&mut Vgpu, Error> {
+        match self.v.get_mut(id) {
+            Some(g) if g.life != Life::Free => Ok(g),
+            _ => Err(Error::Invalid),
+        }
+    }
+
+    /// Creates vGPU `id` (stopped) with a weight and a graphics-memory size.
+    pub fn create(&mut self, id: usize, weight: u32, gm_mb: u32) -> Result<(), Error> {
+        if id >= N || id >= MAX_VGPUS {
+            return Err(Error::OutOfRange);
+        }
+        if weight < WEIGHT_RANGE.0 || weight > WEIGHT_RANGE.1 {
+            return Err(Error::OutOfRange);
+        }
+        let g = self.v.get_mut(id).ok_or(Error::OutOfRange)?;
+        if g.life != Life::Free {
+            return Err(Error::Busy);
+        }
+        *g = Vgpu::FREE;
+        g.life = Life::Created;
+        g.weight = weight;
+        g.gm_mb = gm_mb;
+        Ok(())
+    }
+
+    /// Destroys a stopped vGPU with no work in flight.
+    pub fn destroy(&mut self, id: usize) -> Result<(), Error> {
+        let g = self.vg(id)?;
+        if g.life == Life::Started || g.inflight > 0 {
+            return Err(Error::Busy);
+        }
+        if let Some(s) = self.v.get_mut(id) {
+            *s = Vgpu::FREE;
+        }
+        if self.current == Some(id) {
+            self.current = None;
+        }
+        Ok(())
+    }
+
+    /// Starts scheduling `id` (idempotent).
+    pub fn start(&mut self, id: usize, now: u64) -> Result<(), Error> {
+        let g = self.vg_mut(id)?;
+        if g.life == Life::Started {
+            return Ok(());
+        }
+        g.life = Life::Started;
+        self.started.set(id, true);
+        match self.policy {
+            Policy::Tbs => {
+                let boost = self.ms(Tunable::TbsStartBoostMs);
+                let tick = self.tick_ns();
+                self.tbs.start(id, now, boost, tick);
+            }
+            Policy::Vmcg => {
+                if let Some(g) = self.v.get(id) {
+                    self.vmcg.start(id, g, now);
+                }
+            }
+            Policy::Sfq => {}
+        }
+        Ok(())
+    }
+
+    /// Stops scheduling `id` (idempotent): its queued work is forgotten (the
+    /// kernel discards it); completions of in-flight work are still accepted.
+    pub fn stop(&mut self, id: usize, now: u64) -> Result<(), Error> {
+        self.roll(now);
+        let g = self.vg_mut(id)?;
+        if g.life != Life::Started {
+            return Ok(());
+        }
+        g.life = Life::Created;
+        for c in g.ch.iter_mut() {
+            c.pending = 0;
+        }
+        g.pending = 0;
+        self.started.set(id, false);
+        self.backlogged.set(id, false);
+        self.tbs.stop(id);
+        self.sfq.deactivate(id);
+        if let Some(g) = self.v.get(id) {
+            self.vmcg.stop(id, g);
+        }
+        if self.current == Some(id) {
+            self.force = true;
+        }
+        Ok(())
+    }
+
+    /// Changes the weight of `id` (takes effect at the next charge, round or
+    /// `tbs` balance).
+    pub fn set_weight(&mut self, id: usize, weight: u32) -> Result<(), Error> {
+        if weight < WEIGHT_RANGE.0 || weight > WEIGHT_RANGE.1 {
+            self.vg(id)?;
+            return Err(Error::OutOfRange);
+        }
+        self.vg_mut(id)?.weight = weight;
+        if let Some(g) = self.v.get(id) {
+            self.vmcg.refresh(id, g);
+        }
+        Ok(())
+    }
+
+    /// Admin-set PCI-E bandwidth of `id` in MB/s for Eq. 2 (0: measure from
+    /// [`Scheduler::transferred`]).
+    pub fn set_bandwidth_mbps(&mut self, id: usize, mbps: u32) -> Result<(), Error> {
+        if mbps as u64 > Tunable::VmcgLinkMbps.range().1 {
+            self.vg(id)?;
+            return Err(Error::OutOfRange);
+        }
+        self.vg_mut(id)?.bw_override_mbps = mbps;
+        Ok(())
+    }
+
+    // ---- workload events -----------------------------------------------
+
+    fn check_engine(engine: usize) -> Result<(), Error> {
+        if engine < MAX_ENGINES {
+            Ok(())
+        } else {
+            Err(Error::Invalid)
+        }
+    }
+
+    /// A workload was queued on `engine` of started vGPU `id`.
+    pub fn queued(&mut self, id: usize, engine: usize, now: u64) -> Result<(), Error> {
+        Self::check_engine(engine)?;
+        if self.vg(id)?.life != Life::Started {
+            return Err(Error::Invalid);
+        }
+        self.roll(now);
+        let g = self.vg_mut(id)?;
+        let was = g.backlogged();
+        if let Some(c) = g.ch.get_mut(engine) {
+            c.pending = c.pending.saturating_add(1);
+        }
+        g.pending = g.pending.saturating_add(1);
+        g.submitted = g.submitted.saturating_add(1);
+        g.win_active = true;
+        if !was {
+            self.thr.activate(id, &self.backlogged);
+            self.backlogged.set(id, true);
+            if self.policy == Policy::Sfq {
+                let rule = self.wake_rule();
+                self.sfq.activate(id, rule);
+            }
+        }
+        if let Some(g) = self.v.get(id) {
+            self.vmcg.refresh(id, g);
+        }
+        if self.policy == Policy::Tbs {
+            self.tbs_schedule(now, false);
+        }
+        Ok(())
+    }
+
+    fn tbs_schedule(&mut self, now: u64, timer: bool) {
+        let on = self.tunable(Tunable::Throttle) == 1;
+        let lim = self
+            .thr
+            .limit(&self.backlogged, self.tunable(Tunable::ThrottleFactorPct) as u32);
+        let thr = &self.thr;
+        let el = |id: usize| !on || thr.usage(id) <= lim;
+        let cfg = (self.ms(Tunable::TbsBalanceMs), self.tunable(Tunable::TbsStages));
+        self.tbs.schedule(now, timer, self.current, &self.v, cfg, &el);
+    }
+
+    fn turn_over(&self, c: usize, now: u64) -> bool {
+        if self.force {
+            return true;
+        }
+        match self.policy {
+            Policy::Tbs => self.tbs.target.is_some(),
+            Policy::Sfq | Policy::Vmcg => {
+                !self.backlogged.get(c)
+                    || now.saturating_sub(self.turn_start) >= self.turn_slice
+                    || (self.policy == Policy::Vmcg && self.vmcg.denied)
+            }
+        }
+    }
+
+    /// Whether the current turn is over (or the idle GPU has a candidate):
+    /// stop dispatching, and call [`Scheduler::pick`] once nothing is in flight.
+    pub fn need_resched(&self, now: u64) -> bool {
+        match self.current {
+            Some(c) => self.turn_over(c, now),
+            None => match self.policy {
+                Policy::Tbs => self.force || self.tbs.target.is_some(),
+                _ => self.force || !self.backlogged.is_empty(),
+            },
+        }
+    }
+
+    /// Engine `engine` is free: the vGPU whose head workload on that engine
+    /// it should take, or `None` (nothing to do, or the turn is over).
+    pub fn next_vgpu(&mut self, engine: usize, now: u64) -> Option<usize> {
+        let c = self.current?;
+        if self.turn_over(c, now) {
+            return None;
+        }
+        let g = self.v.get(c)?;
+        if g.ch.get(engine)?.pending == 0 {
+            return None;
+        }
+        if self.policy == Policy::Vmcg && !self.vmcg.can_dispatch(c, &self.backlogged) {
+            return None;
+        }
+        Some(c)
+    }
+
+    /// The head workload of `id` on `engine`, queued at `queued_at`, was
+    /// dispatched to the hardware at `now`.
+    pub fn dispatched(&mut self, id: usize, engine: usize, queued_at: u64, now: u64) -> Result<(), Error> {
+        Self::check_engine(engine)?;
+        let g = self.vg_mut(id)?;
+        let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
+        if c.pending == 0 {
+            return Err(Error::Invalid);
+        }
+        c.pending -= 1;
+        c.inflight = c.inflight.saturating_add(1);
+        g.pending = g.pending.saturating_sub(1);
+        g.inflight = g.inflight.saturating_add(1);
+        g.dispatched = g.dispatched.saturating_add(1);
+        g.record_latency(now.saturating_sub(queued_at));
+        let empty = g.pending == 0;
+        self.inflight = self.inflight.saturating_add(1);
+        if empty {
+            self.backlogged.set(id, false);
+            if self.current != Some(id) {
+                self.sfq.deactivate(id);
+            }
+        }
+        if self.current == Some(id) {
+            self.turn_dispatched = self.turn_dispatched.saturating_add(1);
+            if self.policy == Policy::Vmcg {
+                let cfg = self.vmcg_cfg();
+                self.vmcg.dispatched(id, &cfg);
+            }
+        }
+        if let Some(g) = self.v.get(id) {
+            self.vmcg.refresh(id, g);
+        }
+        Ok(())
+    }
+
+    /// A workload of `id` on `engine` completed, having used `gpu_ns` of GPU time.
+    pub fn completed(&mut self, id: usize, engine: usize, gpu_ns: u64, now: u64) -> Result<(), Error> {
+        Self::check_engine(engine)?;
+        self.vg(id)?;
+        self.roll(now);
+        let g = self.vg_mut(id)?;
+        let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
+        if c.inflight == 0 {
+            return Err(Error::Invalid);
+        }
+        c.inflight -= 1;
+        g.inflight = g.inflight.saturating_sub(1);
+        g.completed = g.completed.saturating_add(1);
+        g.busy_ns = g.busy_ns.saturating_add(gpu_ns);
+        g.win_busy_ns = g.win_busy_ns.saturating_add(gpu_ns);
+        let w = g.weight;
+        self.inflight = self.inflight.saturating_sub(1);
+        if self.current == Some(id) {
+            self.turn_gpu_ns = self.turn_gpu_ns.saturating_add(gpu_ns);
+        }
+        self.thr.charge(id, gpu_ns, w);
+        Ok(())
+    }
+
+    /// Cumulative CPU time of `id`'s VM (all vCPUs), sampled at `now`.
+    pub fn cpu_time(&mut self, id: usize, total_ns: u64) -> Result<(), Error> {
+        let g = self.vg_mut(id)?;
+        g.cpu_ns = g.cpu_ns.max(total_ns);
+        Ok(())
+    }
+
+    /// `bytes` more were transferred for `id` (DMA or shadowed command bytes).
+    pub fn transferred(&mut self, id: usize, bytes: u64) -> Result<(), Error> {
+        let g = self.vg_mut(id)?;
+        g.bytes = g.bytes.saturating_add(bytes);
+        Ok(())
+    }
+
+    /// Timer event at `now`.
+    pub fn tick(&mut self, now: u64) {
+        self.roll(now);
+        if self.policy == Policy::Tbs {
+            if let Some(t) = self.tbs.next_tick {
+                if now >= t {
+                    self.tbs_schedule(now, true);
+                    self.tbs.next_tick = Some(now.saturating_add(self.tick_ns()));
+                }
+            }
+        }
+    }
+
+    /// When [`Scheduler::tick`] should next be called (absolute ns).
+    pub fn next_timer(&self, now: u64) -> u64 {
+        let win = self.win_start.saturating_add(self.ms(Tunable::WindowMs));
+        let t = match self.policy {
+            Policy::Tbs => self.tbs.next_tick,
+            _ => self.current.map(|_| self.turn_start.saturating_add(self.turn_slice)),
+        };
+        t.map_or(win, |t| t.min(win)).max(now)
+    }
+
+    fn end_turn(&mut self, c: usize, now: u64) {
+        if self.policy == Policy::Sfq {
+            let mut l = self.turn_gpu_ns;
+            if l == 0 && self.turn_dispatched > 0 {
+                // No GPU time measured: charge wall-clock ownership.
+                l = now.saturating_sub(self.turn_start);
+            }
+            let w = self.v.get(c).map_or(1, |g| g.weight);
+            self.sfq.charge(c, l, w);
+            if !self.backlogged.get(c) {
+                self.sfq.deactivate(c);
+            }
+        }
+    }
+
+    /// Chooses what runs next. Call only with no workload in flight
+    /// (else [`Error::Busy`]), when [`Scheduler::need_resched`] says so or
+    /// when nothing is current.
+    pub fn pick(&mut self, now: u64) -> Result<Pick, Error> {
+        if self.inflight > 0 {
+            return Err(Error::Busy);
+        }
+        self.roll(now);
+        let prev = self.current;
+        if let Some(c) = prev {
+            self.end_turn(c, now);
+        }
+        let on = self.tunable(Tunable::Throttle) == 1;
+        let lim = self
+            .thr
+            .limit(&self.backlogged, self.tunable(Tunable::ThrottleFactorPct) as u32);
+        let chosen = match self.policy {
+            Policy::Tbs => {
+                if self.tbs.target.is_none() {
+                    self.tbs_schedule(now, false);
+                }
+                self.tbs.update_timeslice(prev, now);
+                let t = self.tbs.target.take();
+                self.tbs.switched(now);
+                match t {
+                    Some(Target::Vgpu(id)) => Some(id),
+                    Some(Target::Idle) => None,
+                    None => prev.filter(|&p| self.started.get(p)),
+                }
+            }
+            Policy::Sfq => {
+                let thr = &self.thr;
+                let el = |id: usize| thr.usage(id) <= lim;
+                self.sfq.pick(if on { Some(&el) } else { None })
+            }
+            Policy::Vmcg => {
+                let cfg = self.vmcg_cfg();
+                let thr = &self.thr;
+                let el = |id: usize| !on || thr.usage(id) <= lim;
+                self.vmcg.pick(now, &self.v, &self.backlogged, &cfg, &el)
+            }
+        };
+        self.force = false;
+        self.picks = self.picks.wrapping_add(1);
+        if chosen != prev {
+            self.switches = self.switches.wrapping_add(1);
+        }
+        self.current = chosen;
+        self.turn_start = now;
+        self.turn_gpu_ns = 0;
+        self.turn_dispatched = 0;
+        let Some(id) = chosen else {
+            self.turn_slice = 0;
+            return Ok(Pick::Idle);
+        };
+        self.turn_slice = match self.policy {
+            Policy::Tbs => self.tick_ns(),
+            Policy::Sfq => self.us(Tunable::SfqSliceUs),
+            Policy::Vmcg => {
+                self.vmcg.begin_turn();
+                self.vmcg.slice_ns.get(id).copied().unwrap_or(0)
+            }
+        };
+        Ok(Pick::Run {
+            vgpu: id,
+            slice_ns: self.turn_slice,
+            switched: chosen != prev,
+        })
+    }
+
+    // ---- metrics ---------------------------------------------------------
+
+    /// Closes the fairness window if it ended before `now`. O(N) per window.
+    fn roll(&mut self, now: u64) {
+        let win = self.ms(Tunable::WindowMs);
+        if now < self.win_start.saturating_add(win) {
+            return;
+        }
+        self.fair = metrics::fairness(
+            self.v
+                .iter()
+                .filter(|g| g.life != Life::Free && g.win_active)
+                .map(|g| (g.weight as u64, g.win_busy_ns)),
+        );
+        let total: u64 = self.v.iter().map(|g| g.win_busy_ns).fold(0, u64::saturating_add);
+        for g in self.v.iter_mut() {
+            g.share_ppm = if total == 0 {
+                0
+            } else {
+                mul_div_sat(g.win_busy_ns, PPM, total) as u32
+            };
+            g.win_busy_ns = 0;
+            g.win_active = g.life == Life::Started && (g.pending > 0 || g.inflight > 0);
+        }
+        let next = self.win_start.saturating_add(win);
+        self.win_start = if now.saturating_sub(next) >= win { now } else { next };
+    }
+
+    /// Fairness of the last complete window (active vGPUs only).
+    pub fn fairness(&self) -> Fairness {
+        self.fair
+    }
+
+    /// The running vGPU, if any.
+    pub fn current(&self) -> Option<usize> {
+        self.current
+    }
+
+    /// Whole-GPU counters.
+    pub fn gpu_stats(&self) -> GpuStats {
+        GpuStats {
+            picks: self.picks,
+            switches: self.switches,
+            rounds: self.vmcg.rounds,
+            inflight: self.inflight,
+        }
+    }
+
+    /// Statistics of vGPU `id`, `None` if it does not exist.
+    pub fn stats(&self, id: usize) -> Option<VgpuStats> {
+        let g = self.vg(id).ok()?;
+        Some(VgpuStats {
+            started: g.life == Life::Started,
+            weight: g.weight,
+            gm_mb: g.gm_mb,
+            busy_ns: g.busy_ns,
+            share_ppm: g.share_ppm,
+            queue_depth: g.pending,
+            inflight: g.inflight,
+            submitted: g.submitted,
+            dispatched: g.dispatched,
+            completed: g.completed,
+            latency_avg_ns: g.lat_sum_ns.checked_div(g.dispatched).unwrap_or(0),
+            latency_max_ns: g.lat_max_ns,
+            latency_p99_ns: g.latency_percentile_ns(99),
+            cpu_ns: g.cpu_ns,
+            bytes: g.bytes,
+            credits: self.vmcg.credits.get(id).copied().unwrap_or(0),
+            slice_ns: self.vmcg.slice_ns.get(id).copied().unwrap_or(0),
+            left_ts_ns: self.tbs.left_ts.get(id).copied().unwrap_or(0),
+            vtag_ns: self.sfq.tag(id) / VSCALE,
+            usage_ns: self.thr.usage(id) / VSCALE,
+        })
+    }
+}
