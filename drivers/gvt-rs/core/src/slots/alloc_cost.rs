@@ -54,7 +54,13 @@ pub(crate) fn set_cost<const V: usize>(mask: u64, freq: &[u32; V]) -> u64 {
     if mask.count_ones() < 2 {
         return 0;
     }
-    let f = |i: u32| u64::from(freq.get(usize::try_from(i).unwrap_or(usize::MAX)).copied().unwrap_or(0));
+    let f = |i: u32| {
+        u64::from(
+            freq.get(usize::try_from(i).unwrap_or(usize::MAX))
+                .copied()
+                .unwrap_or(0),
+        )
+    };
     let mut total: u64 = 0;
     let mut b = mask;
     while b != 0 {
@@ -252,7 +258,11 @@ fn greedy<const V: usize, const M: usize>(items: &mut Items<V>, m: u16) {
 
 /// Periodic re-placement: the best of the three improved starting layouts.
 /// `cur` holds the active vGPUs at their current starts with their rates.
-pub(crate) fn replace<const V: usize, const M: usize>(cur: &Items<V>, m: u16, pct: u32) -> Items<V> {
+pub(crate) fn replace<const V: usize, const M: usize>(
+    cur: &Items<V>,
+    m: u16,
+    pct: u32,
+) -> Items<V> {
     let mut best = *cur;
     let mut best_obj = improve::<V, M>(&mut best, cur, m, pct);
 
@@ -280,5 +290,6 @@ pub(crate) fn create<const V: usize, const M: usize>(cur: &Items<V>, new: Item, 
     all.push(new);
     let freq = freq_table(&all);
     let mk = masks::<V, M>(cur, m);
-    best_window(&mk, m, new.id, new.size, &freq, None, None, 0).unwrap_or(m.saturating_sub(new.size))
+    best_window(&mk, m, new.id, new.size, &freq, None, None, 0)
+        .unwrap_or(m.saturating_sub(new.size))
 }

@@ -149,10 +149,7 @@ pub(crate) fn unpark<const V: usize, const M: usize>(
 ) -> Layout<V> {
     let mut lc = *cur;
     lc.push(back);
-    let c = Layout {
-        items: lc,
-        anchor,
-    };
+    let c = Layout { items: lc, anchor };
     if !relocation {
         return c;
     }

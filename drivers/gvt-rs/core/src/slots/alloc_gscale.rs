@@ -31,7 +31,11 @@ pub(crate) fn place(occ: &[u8], size: u16, m: u16, per_occupant: bool) -> Option
             .unwrap_or(&[])
             .iter()
             .fold(0u64, |a, &o| {
-                let n = if per_occupant { u64::from(o) } else { u64::from(o > 0) };
+                let n = if per_occupant {
+                    u64::from(o)
+                } else {
+                    u64::from(o > 0)
+                };
                 a.saturating_add(n.saturating_mul(GSCALE_WEIGHT))
             });
         // Strictly lower only: the leftmost window wins ties.

@@ -138,7 +138,11 @@ pub mod layout {
 
     /// The `cost` allocator's predicted copies per period of a layout
     /// (`starts` in the order of `specs`), in 1/16 copies.
-    pub fn predicted_cost<const V: usize, const M: usize>(specs: &[Spec], starts: &[u16], m: u16) -> u64 {
+    pub fn predicted_cost<const V: usize, const M: usize>(
+        specs: &[Spec],
+        starts: &[u16],
+        m: u16,
+    ) -> u64 {
         let mut it = items::<V>(specs);
         for (i, &s) in it.as_mut_slice().iter_mut().zip(starts.iter()) {
             i.start = s;

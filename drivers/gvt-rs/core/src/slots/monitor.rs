@@ -64,7 +64,11 @@ impl Monitor {
         let mut sum: u64 = 0;
         let mut i = self.head;
         for _ in 0..n {
-            i = if i == 0 { RING.saturating_sub(1) } else { i.saturating_sub(1) };
+            i = if i == 0 {
+                RING.saturating_sub(1)
+            } else {
+                i.saturating_sub(1)
+            };
             sum = sum.saturating_add(u64::from(self.samples.get(i).copied().unwrap_or(0)));
         }
         let avg = sum.checked_div(u64::try_from(n).unwrap_or(1)).unwrap_or(0);

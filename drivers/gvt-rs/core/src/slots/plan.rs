@@ -107,9 +107,7 @@ pub(crate) fn shared_slots(occ: &[u8]) -> u32 {
 /// (the vGPU owning that range has an unshared slot).
 pub(crate) fn has_exclusive(occ: &[u8], start: u16, size: u16) -> bool {
     let end = usize::from(start.saturating_add(size));
-    occ.get(usize::from(start)..end)
-        .unwrap_or(&[])
-        .contains(&1)
+    occ.get(usize::from(start)..end).unwrap_or(&[]).contains(&1)
 }
 
 /// Leftmost start of a window of `size` slots that are all free (occupancy

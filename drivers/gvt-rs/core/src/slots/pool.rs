@@ -200,7 +200,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let s = slot;
         self.vgpus
             .iter()
-            .filter(|v| v.state == State::Active && v.start <= s && s < v.start.saturating_add(v.size))
+            .filter(|v| {
+                v.state == State::Active && v.start <= s && s < v.start.saturating_add(v.size)
+            })
             .count()
             .try_into()
             .unwrap_or(u8::MAX)
@@ -348,7 +350,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 (with(p), None)
             }
             AllocatorKind::DymSize => {
-                let l = alloc_dymsize::create::<V, M>(&cur, new, self.anchor, m, self.tun.relocation());
+                let l =
+                    alloc_dymsize::create::<V, M>(&cur, new, self.anchor, m, self.tun.relocation());
                 (l.items, l.anchor)
             }
             AllocatorKind::DymUtil => (with(alloc_dymutil::create::<V, M>(&cur, size, m)), None),
@@ -375,6 +378,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         }
         let mut moves = Moves::new();
         self.apply(&layout, &mut moves);
+        self.account(&moves);
         self.anchor = anchor;
         Ok(Created { start, moves })
     }
@@ -403,6 +407,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         if self.kind == AllocatorKind::DymSize && v.state == State::Active {
             self.after_remove(&item_of(id, &v), &occ_before, &mut moves);
         }
+        self.account(&moves);
         Ok(moves)
     }
 
@@ -415,6 +420,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let mut moves = Moves::new();
         if self.used(id)?.state == State::Parked {
             self.unpark(id, &mut moves);
+            self.account(&moves);
         }
         let v = *self.used(id)?;
         let mut plan = SwitchPlan::new(id, v.start, v.size);
@@ -469,7 +475,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 let Some(v) = self.vgpus.get(idx).copied() else {
                     break;
                 };
-                if v.state == State::Active && now_ms.saturating_sub(v.mon.last_active_ms()) >= thr {
+                if v.state == State::Active && now_ms.saturating_sub(v.mon.last_active_ms()) >= thr
+                {
                     self.park(u8::try_from(idx).unwrap_or(u8::MAX), &mut moves);
                 }
             }
@@ -488,6 +495,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             }
             self.replace(&mut moves);
         }
+        self.account(&moves);
         moves
     }
 
@@ -496,6 +504,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub fn replace_now(&mut self) -> Moves<V> {
         let mut moves = Moves::new();
         self.replace(&mut moves);
+        self.account(&moves);
         moves
     }
 
@@ -564,13 +573,22 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 to: it.start,
                 slots: v.size,
             });
+            v.start = it.start;
+        }
+    }
+
+    /// Counts the net moves of one operation (a vGPU moved twice within it
+    /// is relocated once by the kernel, and counted once).
+    fn account(&mut self, moves: &Moves<V>) {
+        for mv in moves.iter() {
             let add = CopyStats {
                 moves: 1,
-                move_slots: u64::from(v.size),
+                move_slots: u64::from(mv.slots),
                 ..CopyStats::default()
             };
-            v.stats.add(&add);
-            v.start = it.start;
+            if let Some(v) = self.vgpus.get_mut(usize::from(mv.id)) {
+                v.stats.add(&add);
+            }
             self.totals.add(&add);
         }
     }
@@ -606,7 +624,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let cur = self.active_items();
         let mut back = item_of(id, &v);
         back.freq = prior_freq(&cur);
-        let l = alloc_dymsize::unpark::<V, M>(&cur, back, self.anchor, self.m, self.tun.relocation());
+        let l =
+            alloc_dymsize::unpark::<V, M>(&cur, back, self.anchor, self.m, self.tun.relocation());
         if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
             x.state = State::Active;
         }
@@ -649,7 +668,9 @@ fn prior_freq<const V: usize>(items: &Items<V>) -> u32 {
         .as_slice()
         .iter()
         .filter(|i| i.freq != 0)
-        .fold((0u64, 0u64), |(s, n), i| (s.saturating_add(u64::from(i.freq)), n.saturating_add(1)));
+        .fold((0u64, 0u64), |(s, n), i| {
+            (s.saturating_add(u64::from(i.freq)), n.saturating_add(1))
+        });
     match sum.checked_div(n) {
         Some(x) if x > 0 => u32::try_from(x).unwrap_or(u32::MAX),
         _ => FREQ_ONE,

@@ -203,12 +203,7 @@ impl Iterator for CopyRuns<'_> {
         let rest = self.copy.get(self.pos..)?;
         let skip = rest.iter().take_while(|&&c| !c).count();
         let start = self.pos.checked_add(skip)?;
-        let len = self
-            .copy
-            .get(start..)?
-            .iter()
-            .take_while(|&&c| c)
-            .count();
+        let len = self.copy.get(start..)?.iter().take_while(|&&c| c).count();
         if len == 0 {
             self.pos = self.copy.len();
             return None;

@@ -1,1 +1,733 @@
-//! Tests.
+// SPDX-License-Identifier: GPL-2.0
+
+//! Reproductions of the paper's examples and each allocator's rules.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::unwrap_used
+)]
+#![allow(clippy::cast_possible_truncation, clippy::panic, clippy::expect_used)]
+
+extern crate std;
+use std::format;
+use std::vec::Vec;
+
+use super::layout::{self, Spec};
+use super::*;
+
+type Pool = SlotPool<16, 64>;
+
+fn pool(slots: u16, kind: AllocatorKind) -> Pool {
+    Pool::new(PoolConfig {
+        slots,
+        low_entries: ENTRIES_PER_SLOT,
+        allocator: kind,
+    })
+    .unwrap()
+}
+
+fn starts(p: &Pool, n: u8) -> Vec<u16> {
+    (0..n).map(|i| p.placement(i).unwrap().start).collect()
+}
+
+/// Round robin over vGPUs `0..n`, `rounds` times; returns high slot copies.
+fn rr(p: &mut Pool, n: u8, rounds: u32, now: &mut u64) -> u64 {
+    let before = p.totals().high_slots;
+    for _ in 0..rounds {
+        for i in 0..n {
+            *now += 16;
+            p.switch_in(i, *now).unwrap();
+        }
+    }
+    p.totals().high_slots - before
+}
+
+// ------------------------------------------------------- paper reproductions
+
+#[test]
+fn algorithm1_paper_example() {
+    // M = 5, S = (4, 4, 3, 2) gives P = (0, 1, 1, 1), K = 1, L = 3.
+    let specs: [Spec; 4] = [
+        (0, 4, 0, 0, 0),
+        (1, 4, 1, 0, 0),
+        (2, 3, 2, 0, 0),
+        (3, 2, 3, 0, 0),
+    ];
+    let mut out = [0u16; 4];
+    let k = layout::algorithm1::<4>(&specs, 5, &mut out);
+    assert_eq!(out, [0, 1, 1, 1]);
+    assert_eq!(k, Some(1));
+}
+
+#[test]
+fn algorithm1_paper_example_through_create_rules() {
+    // The same vGPUs created one by one under dymgpu-size end up in the
+    // same layout, with copies only on the three shared slots 1..=3.
+    let mut p = pool(5, AllocatorKind::DymSize);
+    for (i, s) in [4u16, 4, 3, 2].iter().enumerate() {
+        let c = p.create(i as u8, *s, 0).unwrap();
+        assert!(c.moves.is_empty());
+    }
+    assert_eq!(starts(&p, 4), [0, 1, 1, 1]);
+    assert_eq!(p.dymgpu_anchor(), Some(1));
+    assert_eq!(p.shared_slots(), 3);
+    let mut now = 0;
+    rr(&mut p, 4, 1, &mut now);
+    let steady = rr(&mut p, 4, 1, &mut now);
+    // Slot 0 belongs to vGPU0 alone, slot 4 to vGPU1 alone.
+    assert_eq!(p.owner(0), Some(0));
+    assert_eq!(p.owner(4), Some(1));
+    assert_eq!(steady, 3 + 3 + 3 + 2);
+}
+
+#[test]
+fn fig4_gscale_copies_24_per_round() {
+    // 12 slots, four vGPUs of 6, round robin: 24 + 24(n - 1).
+    for n in 1..=6u32 {
+        let mut p = pool(12, AllocatorKind::Gscale);
+        for i in 0..4 {
+            p.create(i, 6, 0).unwrap();
+        }
+        assert_eq!(starts(&p, 4), [0, 6, 0, 6]);
+        let mut now = 0;
+        assert_eq!(rr(&mut p, 4, n, &mut now), u64::from(24 + 24 * (n - 1)));
+    }
+}
+
+#[test]
+fn fig4_better_placement_copies_18_per_round() {
+    // DymGPU size-based puts vGPU4 with vGPU3 and vGPU1: 24 + 18(n - 1).
+    for n in 1..=6u32 {
+        let mut p = pool(12, AllocatorKind::DymSize);
+        for i in 0..4 {
+            p.create(i, 6, 0).unwrap();
+        }
+        assert_eq!(starts(&p, 4), [0, 6, 6, 6]);
+        let mut now = 0;
+        assert_eq!(rr(&mut p, 4, n, &mut now), u64::from(24 + 18 * (n - 1)));
+    }
+}
+
+#[test]
+fn fig4_yes_no_scoring_would_not_reproduce_gscale() {
+    // Occupancy after vGPU1..3 in Fig. 4a: slots 0-5 twice, 6-11 once.
+    let occ = [2u8, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1];
+    assert_eq!(layout::gscale(&occ, 6, 12, true), Some(6));
+    assert_eq!(layout::gscale(&occ, 6, 12, false), Some(0));
+}
+
+#[test]
+fn gscale_paper_example() {
+    // 5 slots, slots 1-4 (1-based) held by one VM: a 2-slot vGPU gets 4-5.
+    let mut p = pool(5, AllocatorKind::Gscale);
+    p.create(0, 4, 0).unwrap();
+    assert_eq!(p.create(1, 2, 0).unwrap().start, 3);
+}
+
+/// Steady-state high-GM slot copies per round, M = 54, sizes 6/11/16
+/// repeating, round robin in creation order.
+fn steady(kind: AllocatorKind, n: u8) -> u64 {
+    let mut p = pool(54, kind);
+    for i in 0..n {
+        p.create(i, [6, 11, 16][usize::from(i % 3)], 0).unwrap();
+    }
+    let mut now = 0;
+    rr(&mut p, n, 2, &mut now);
+    rr(&mut p, n, 1, &mut now)
+}
+
+#[test]
+fn steady_state_copies_1_1_1_mix() {
+    let want = [
+        (3u8, 0u64, 0u64),
+        (6, 24, 18),
+        (9, 90, 56),
+        (12, 132, 89),
+        (15, 165, 127),
+    ];
+    for (n, g, s) in want {
+        assert_eq!(steady(AllocatorKind::Gscale, n), g, "gscale n={n}");
+        assert_eq!(steady(AllocatorKind::DymSize, n), s, "dymgpu-size n={n}");
+    }
+}
+
+// ------------------------------------------------------- Algorithm 1 gaps
+
+#[test]
+fn algorithm1_sum_below_pool_packs_left_without_anchor() {
+    let specs: [Spec; 3] = [(0, 2, 0, 0, 0), (1, 3, 1, 0, 0), (2, 1, 2, 0, 0)];
+    let mut out = [9u16; 3];
+    assert_eq!(layout::algorithm1::<4>(&specs, 10, &mut out), None);
+    // Sorted 3, 2, 1: starts 0, 3, 5 (by the original order: 3, 0, 5).
+    assert_eq!(out, [3, 0, 5]);
+}
+
+#[test]
+fn algorithm1_exact_fit_anchors_last() {
+    let specs: [Spec; 3] = [(0, 3, 0, 0, 0), (1, 2, 1, 0, 0), (2, 2, 2, 0, 0)];
+    let mut out = [0u16; 3];
+    // 3 + 2 = 5 = M: the strict "<" right-aligns V1 at 5 - 2 = 3 and it
+    // becomes K; V2 stacks on it.
+    assert_eq!(layout::algorithm1::<4>(&specs, 5, &mut out), Some(3));
+    assert_eq!(out, [0, 3, 3]);
+}
+
+#[test]
+fn algorithm1_first_vgpu_as_large_as_pool() {
+    let specs: [Spec; 3] = [(0, 5, 0, 0, 0), (1, 5, 1, 0, 0), (2, 1, 2, 0, 0)];
+    let mut out = [9u16; 3];
+    assert_eq!(layout::algorithm1::<4>(&specs, 5, &mut out), Some(0));
+    assert_eq!(out, [0, 0, 0]);
+}
+
+#[test]
+fn algorithm1_ties_keep_creation_order() {
+    let specs: [Spec; 3] = [(2, 4, 0, 0, 0), (0, 4, 1, 0, 0), (1, 4, 2, 0, 0)];
+    let mut out = [0u16; 3];
+    // Equal sizes keep creation order: seq 0 (id 2) at 0, seq 1 (id 0) at
+    // 4, seq 2 (id 1) right-aligned at 6 and K.
+    assert_eq!(layout::algorithm1::<4>(&specs, 10, &mut out), Some(6));
+    assert_eq!(out, [0, 4, 6]);
+}
+
+#[test]
+fn vgpu_larger_than_pool_is_refused() {
+    for k in AllocatorKind::ALL {
+        let mut p = pool(5, k);
+        assert_eq!(p.create(0, 6, 0).unwrap_err(), SlotError::OutOfRange);
+        assert_eq!(p.in_use(), 0);
+    }
+}
+
+// ----------------------------------------------------------------- dymgpu-size
+
+#[test]
+fn dymsize_create_compares_with_full_replacement() {
+    // M = 10: 6 then 4 fit exactly (no anchor); a 5 cannot stack (no
+    // anchor, no free window), so A = right-aligned (5 shared slots) vs
+    // Algorithm 1 over {6, 5, 4}: 6 at 0, 5 at 5 (K, L = 1), 4 at 5
+    // (shared 5..9 = 4 slots... counted below).
+    let mut p = pool(10, AllocatorKind::DymSize);
+    p.create(0, 6, 0).unwrap();
+    p.create(1, 4, 0).unwrap();
+    assert_eq!(starts(&p, 2), [0, 6]);
+    let c = p.create(2, 5, 0).unwrap();
+    // A: 5 at 5 -> slots 5..9 shared: 5..5 (with 6) and 6..9 (with 4) = 5.
+    // B: 6@0, 5@5, 4@5 -> slot 5 (6,5,4), 6..8 (5,4) = 4 shared: B wins.
+    assert_eq!(starts(&p, 3), [0, 5, 5]);
+    assert_eq!(p.shared_slots(), 4);
+    assert_eq!(c.moves.len(), 1);
+    assert_eq!(
+        c.moves.as_slice()[0],
+        Move {
+            id: 1,
+            from: 6,
+            to: 5,
+            slots: 4
+        }
+    );
+    assert_eq!(p.totals().move_slots, 4);
+}
+
+#[test]
+fn dymsize_without_relocation_never_moves() {
+    let mut p = pool(10, AllocatorKind::DymSize);
+    p.set_relocation(false);
+    p.create(0, 6, 0).unwrap();
+    p.create(1, 4, 0).unwrap();
+    let c = p.create(2, 5, 0).unwrap();
+    assert!(c.moves.is_empty());
+    assert_eq!(starts(&p, 3), [0, 6, 5]);
+}
+
+#[test]
+fn dymsize_destroy_replaces_only_when_an_exclusive_slot_is_freed() {
+    let mut p = pool(5, AllocatorKind::DymSize);
+    for (i, s) in [4u16, 4, 3, 2].iter().enumerate() {
+        p.create(i as u8, *s, 0).unwrap();
+    }
+    // vGPU3 (2 slots at 1) only holds shared slots: nothing moves.
+    assert!(p.destroy(3, 0).unwrap().is_empty());
+    // vGPU0 (0..3) holds slot 0 alone: Algorithm 1 over {4, 3}: 4 at 0,
+    // 3 right-aligned at 2.
+    let mv = p.destroy(0, 0).unwrap();
+    assert_eq!(p.placement(1).unwrap().start, 0);
+    assert_eq!(p.placement(2).unwrap().start, 2);
+    assert_eq!(mv.len(), 2);
+}
+
+#[test]
+fn dymsize_idle_vgpu_is_parked_and_reinserted() {
+    let mut p = pool(12, AllocatorKind::DymSize);
+    for i in 0..3 {
+        p.create(i, 6, 0).unwrap();
+    }
+    // 6@0, 6@6 (K), 6@6.
+    assert_eq!(starts(&p, 3), [0, 6, 6]);
+    p.tick(0);
+    // vGPU 0 and 1 keep working, vGPU 2 goes quiet.
+    for t in 1..=25u64 {
+        let now = t * 1000;
+        p.sample(0, 500_000, now).unwrap();
+        p.sample(1, 500_000, now).unwrap();
+        p.sample(2, 0, now).unwrap();
+        p.tick(now);
+    }
+    assert!(p.placement(2).unwrap().parked);
+    assert!(!p.placement(0).unwrap().parked);
+    // Parked vGPU 2 shared everything with vGPU 1: no re-placement, and
+    // now nothing is shared among the active ones.
+    assert_eq!(p.shared_slots(), 0);
+    // It comes back: it keeps its range (no candidate shares fewer slots).
+    let plan = p.switch_in(2, 26_000).unwrap();
+    assert!(plan.moves().is_empty());
+    assert!(!p.placement(2).unwrap().parked);
+    assert_eq!(p.shared_slots(), 6);
+}
+
+#[test]
+fn dymsize_parking_exclusive_vgpu_replaces_the_others() {
+    let mut p = pool(12, AllocatorKind::DymSize);
+    p.create(0, 8, 0).unwrap();
+    p.create(1, 6, 0).unwrap(); // right-aligned at 6, anchor 6
+    p.create(2, 4, 0).unwrap(); // stacks at 6
+    assert_eq!(starts(&p, 3), [0, 6, 6]);
+    p.tick(0);
+    for t in 1..=20u64 {
+        p.sample(1, 1, t * 1000).unwrap();
+        p.sample(2, 1, t * 1000).unwrap();
+    }
+    let mv = p.tick(20_000);
+    // vGPU0 (exclusive 0..5) parked: Algorithm 1 over {6, 4} packs left
+    // (6@0, 4@6, nothing shared, no anchor); only vGPU1 moves.
+    assert!(p.placement(0).unwrap().parked);
+    assert_eq!(starts(&p, 3), [0, 0, 6]);
+    assert_eq!(
+        mv.as_slice(),
+        [Move {
+            id: 1,
+            from: 6,
+            to: 0,
+            slots: 6
+        }]
+    );
+    assert_eq!(p.dymgpu_anchor(), None);
+    // When it returns: staying at 0 shares 8 slots, right-aligning at 4
+    // shares 6, a full re-run (8@0, 6@6, 4@6) shares 4: the re-run wins.
+    let plan = p.switch_in(0, 21_000).unwrap();
+    assert_eq!(
+        plan.moves().as_slice(),
+        [Move {
+            id: 1,
+            from: 0,
+            to: 6,
+            slots: 6
+        }]
+    );
+    assert_eq!(starts(&p, 3), [0, 6, 6]);
+    assert_eq!(p.shared_slots(), 4);
+}
+
+// ----------------------------------------------------------------- dymgpu-util
+
+#[test]
+fn algorithm2_right_aligns_each_low_util_vgpu() {
+    // Utilization order 2, 0, 3, 1; M = 10.
+    let specs: [Spec; 4] = [
+        (0, 4, 0, 600_000, 0),
+        (1, 3, 1, 100_000, 0),
+        (2, 5, 2, 900_000, 0),
+        (3, 2, 3, 300_000, 0),
+    ];
+    let mut out = [0u16; 4];
+    layout::algorithm2::<4>(&specs, 10, &mut out);
+    // 2 -> 0..4, 0 -> 5..8 (5 + 4 = 9 < 10), 3: 9 + 2 >= 10 -> 8, 1 -> 7.
+    assert_eq!(out, [5, 7, 0, 8]);
+}
+
+#[test]
+fn dymutil_replaces_every_period_by_utilization() {
+    let mut p = pool(12, AllocatorKind::DymUtil);
+    for i in 0..3 {
+        p.create(i, 6, 0).unwrap();
+    }
+    // Create rule: 0@0, 1@6, 2 right-aligned @6.
+    assert_eq!(starts(&p, 3), [0, 6, 6]);
+    p.tick(0);
+    for t in 1..=20u64 {
+        p.sample(0, 10_000, t * 1000).unwrap();
+        p.sample(1, 300_000, t * 1000).unwrap();
+        p.sample(2, 900_000, t * 1000).unwrap();
+        let mv = p.tick(t * 1000);
+        if t < 20 {
+            assert!(mv.is_empty());
+        }
+    }
+    // At 20 s: order 2, 1, 0 -> 2@0, 1@6 (K), 0@6.
+    assert_eq!(starts(&p, 3), [6, 6, 0]);
+    assert_eq!(p.totals().moves, 2);
+    assert_eq!(p.utilization(2), Some(900_000));
+}
+
+#[test]
+fn dymutil_window_uses_last_samples_only() {
+    let mut p = pool(12, AllocatorKind::DymUtil);
+    p.create(0, 6, 0).unwrap();
+    p.set_util_window_ms(3000).unwrap();
+    for (t, u) in [0u32, 0, 0, 300, 600, 900].iter().enumerate() {
+        p.sample(0, *u * 1000, t as u64 * 1000).unwrap();
+    }
+    assert_eq!(p.utilization(0), Some(600_000));
+}
+
+// --------------------------------------------------------------------- static
+
+#[test]
+fn static_is_exclusive_and_refuses_when_full() {
+    let mut p = pool(54, AllocatorKind::Static);
+    assert_eq!(p.available_instances(6), 9);
+    assert_eq!(p.available_instances_mb(1024), 3);
+    for i in 0..9 {
+        p.create(i, 6, 0).unwrap();
+    }
+    assert_eq!(p.available_instances(6), 0);
+    assert_eq!(p.create(9, 6, 0).unwrap_err(), SlotError::NoSpace);
+    assert_eq!(SlotError::NoSpace.to_errno(), -28);
+    // Destroy one in the middle: exactly one 6-slot hole.
+    p.destroy(4, 0).unwrap();
+    assert_eq!(p.available_instances(6), 1);
+    assert_eq!(p.available_instances(7), 0);
+    assert_eq!(p.create(9, 6, 0).unwrap().start, 24);
+    // Sharing allocators fit more: limited by the table only.
+    let g = pool(54, AllocatorKind::Gscale);
+    assert_eq!(g.available_instances(6), 16);
+    assert_eq!(g.available_instances(55), 0);
+}
+
+#[test]
+fn static_copies_only_the_first_fill() {
+    let mut p = pool(12, AllocatorKind::Static);
+    p.create(0, 6, 0).unwrap();
+    p.create(1, 6, 0).unwrap();
+    let mut now = 0;
+    assert_eq!(rr(&mut p, 2, 3, &mut now), 12);
+    assert_eq!(p.totals().low_copies, 0);
+}
+
+// ------------------------------------------------------------------ residency
+
+#[test]
+fn switch_in_copies_only_non_resident_slots_and_low_gm() {
+    let mut p = pool(12, AllocatorKind::Gscale);
+    p.create(0, 8, 0).unwrap(); // 0..7
+    p.create(1, 6, 0).unwrap(); // 6..11 (score 2 slots) vs ... leftmost min
+    assert_eq!(starts(&p, 2), [0, 6]);
+    let a = p.switch_in(0, 1).unwrap();
+    assert_eq!(a.high_slots(), 8);
+    assert!(a.copy_low());
+    assert_eq!(a.entries(), 9 * 16_384);
+    assert_eq!(a.copy_runs().collect::<Vec<_>>(), [(0, 8)]);
+    let b = p.switch_in(1, 2).unwrap();
+    assert_eq!(b.high_slots(), 6);
+    let a = p.switch_in(0, 3).unwrap();
+    assert_eq!(a.high_slots(), 2);
+    assert_eq!(a.copy_runs().collect::<Vec<_>>(), [(6, 2)]);
+    assert!(a.copies_slot(7) && !a.copies_slot(5));
+    // Same vGPU again: nothing to copy, not even low GM.
+    let a = p.switch_in(0, 4).unwrap();
+    assert_eq!(a.high_slots(), 0);
+    assert!(!a.copy_low());
+    let s0 = p.stats(0).unwrap();
+    assert_eq!((s0.switch_ins, s0.high_slots, s0.low_copies), (3, 10, 2));
+    assert_eq!(p.totals().entries(), (16 + 3) * 16_384);
+    assert_eq!(p.totals().slot_copies(), 16);
+}
+
+#[test]
+fn destroy_and_forget_residency() {
+    let mut p = pool(12, AllocatorKind::Gscale);
+    p.create(0, 6, 0).unwrap();
+    p.switch_in(0, 1).unwrap();
+    assert_eq!(p.owner(0), Some(0));
+    p.forget_residency();
+    assert_eq!(p.owner(0), None);
+    assert_eq!(p.switch_in(0, 2).unwrap().high_slots(), 6);
+    p.destroy(0, 3).unwrap();
+    assert_eq!(p.owner(0), None);
+    assert_eq!(p.low_owner(), None);
+    assert_eq!(p.totals().high_slots, 12);
+}
+
+#[test]
+fn copy_runs_split_on_resident_slots() {
+    let mut p = pool(12, AllocatorKind::Gscale);
+    p.create(0, 12, 0).unwrap();
+    p.create(1, 2, 0).unwrap(); // 0..1 (all windows score 2, leftmost)
+    p.create(2, 2, 0).unwrap(); // 2..3
+    p.switch_in(0, 1).unwrap();
+    p.switch_in(1, 2).unwrap();
+    p.switch_in(2, 3).unwrap();
+    let plan = p.switch_in(0, 4).unwrap();
+    assert_eq!(plan.copy_runs().collect::<Vec<_>>(), [(0, 4)]);
+    p.switch_in(1, 5).unwrap();
+    let plan = p.switch_in(0, 6).unwrap();
+    assert_eq!(plan.copy_runs().collect::<Vec<_>>(), [(0, 2)]);
+}
+
+// ----------------------------------------------------------------------- cost
+
+#[test]
+fn cost_matches_size_based_with_equal_rates() {
+    // Fig. 4 again: after one re-placement period the cost allocator has
+    // found a layout with 18 copies per round.
+    let mut p = pool(12, AllocatorKind::Cost);
+    for i in 0..4 {
+        p.create(i, 6, 0).unwrap();
+    }
+    p.tick(0);
+    let mut now = 0;
+    rr(&mut p, 4, 100, &mut now);
+    p.tick(20_000);
+    rr(&mut p, 4, 1, &mut now);
+    assert_eq!(rr(&mut p, 4, 1, &mut now), 18);
+}
+
+#[test]
+fn cost_gives_busy_vgpus_exclusive_slots() {
+    // 12 slots, four vGPUs of 6; vGPUs 2 and 3 run 10x as often.
+    let mut p = pool(12, AllocatorKind::Cost);
+    for i in 0..4 {
+        p.create(i, 6, 0).unwrap();
+    }
+    p.tick(0);
+    let mut now = 0;
+    for r in 0..200 {
+        for i in [2u8, 3] {
+            now += 16;
+            p.switch_in(i, now).unwrap();
+        }
+        if r % 10 == 0 {
+            for i in [0u8, 1] {
+                now += 16;
+                p.switch_in(i, now).unwrap();
+            }
+        }
+    }
+    p.tick(20_000);
+    let (a, b) = (p.placement(2).unwrap().start, p.placement(3).unwrap().start);
+    assert_ne!(a, b);
+    // The quiet pair shares one busy vGPU's range... or each other's: in
+    // any case each busy vGPU shares with at most one quiet vGPU.
+    assert!(p.shared_slots() <= 12);
+    let before = p.totals().slot_copies();
+    for _ in 0..10 {
+        for i in [2u8, 3] {
+            now += 16;
+            p.switch_in(i, now).unwrap();
+        }
+    }
+    // After the first refill, busy vGPUs alternate without copies.
+    assert!(p.totals().slot_copies() - before <= 12);
+}
+
+#[test]
+fn cost_layout_function_is_inside_pool() {
+    let specs: [Spec; 5] = [
+        (0, 6, 0, 0, 160),
+        (1, 11, 1, 0, 16),
+        (2, 16, 2, 0, 320),
+        (3, 6, 3, 0, 16),
+        (4, 16, 4, 0, 16),
+    ];
+    let mut out = [0u16; 5];
+    layout::cost_layout::<8, 64>(&specs, 30, &mut out);
+    for (s, o) in specs.iter().zip(out.iter()) {
+        assert!(o + s.1 <= 30);
+    }
+    // The two busiest (ids 2 and 0, 22 slots) do not overlap each other.
+    assert!(out[0] + 6 <= out[2] || out[2] + 16 <= out[0]);
+}
+
+// ----------------------------------------------------------- errors, tunables
+
+#[test]
+fn errors_change_nothing() {
+    let mut p = pool(12, AllocatorKind::DymSize);
+    p.create(0, 6, 0).unwrap();
+    p.switch_in(0, 1).unwrap();
+    let snap = format!("{p:?}");
+    assert_eq!(p.create(16, 1, 0).unwrap_err(), SlotError::OutOfRange);
+    assert_eq!(p.create(0, 1, 0).unwrap_err(), SlotError::Exists);
+    assert_eq!(p.create(1, 0, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(p.create(1, 13, 0).unwrap_err(), SlotError::OutOfRange);
+    assert_eq!(p.create_mb(1, 100, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(p.create_mb(1, 0, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(p.destroy(5, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(p.destroy(200, 0).unwrap_err(), SlotError::OutOfRange);
+    assert_eq!(p.switch_in(5, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(
+        p.sample(0, 1_000_001, 0).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(p.sample(3, 0, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(
+        p.set_allocator(AllocatorKind::Gscale).unwrap_err(),
+        SlotError::Busy
+    );
+    assert_eq!(
+        p.set_sample_period_ms(5).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        p.set_sample_period_ms(100).unwrap_err(),
+        SlotError::OutOfRange
+    ); // 200 samples
+    assert_eq!(
+        p.set_util_window_ms(500).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        p.set_util_window_ms(65_000).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        p.set_idle_threshold_ms(999).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        p.set_replace_period_ms(0).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        p.set_move_penalty_pct(10_001).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(format!("{p:?}"), snap);
+    assert_eq!(SlotError::Invalid.to_errno(), -22);
+    assert_eq!(SlotError::OutOfRange.to_errno(), -34);
+    assert_eq!(SlotError::Busy.to_errno(), -16);
+    assert_eq!(SlotError::Exists.to_errno(), -17);
+}
+
+#[test]
+fn tunables_accept_their_ranges() {
+    let mut p = pool(12, AllocatorKind::DymUtil);
+    p.set_util_window_ms(64_000).unwrap();
+    p.set_sample_period_ms(60_000).unwrap();
+    assert_eq!(p.tunables().window_samples(), 1);
+    p.set_sample_period_ms(1000).unwrap();
+    assert_eq!(p.tunables().window_samples(), 64);
+    p.set_idle_threshold_ms(0).unwrap();
+    p.set_replace_period_ms(1000).unwrap();
+    p.set_move_penalty_pct(0).unwrap();
+    p.set_allocator(AllocatorKind::Static).unwrap();
+    assert_eq!(p.allocator(), AllocatorKind::Static);
+    assert_eq!(Tunables::default(), Tunables::DEFAULT);
+}
+
+#[test]
+fn allocator_names_round_trip_strictly() {
+    for k in AllocatorKind::ALL {
+        assert_eq!(AllocatorKind::from_name(k.name().as_bytes()), Ok(k));
+        let nl = format!("{}\n", k.name());
+        assert_eq!(AllocatorKind::from_name(nl.as_bytes()), Ok(k));
+    }
+    for bad in ["", "GSCALE", "gscale ", "gscale\n\n", "dymgpu"] {
+        assert_eq!(
+            AllocatorKind::from_name(bad.as_bytes()),
+            Err(SlotError::Invalid)
+        );
+    }
+}
+
+#[test]
+fn pool_capacity_is_validated() {
+    let cfg = |slots| PoolConfig {
+        slots,
+        low_entries: 0,
+        allocator: AllocatorKind::Gscale,
+    };
+    assert_eq!(
+        SlotPool::<16, 64>::new(cfg(0)).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        SlotPool::<16, 64>::new(cfg(65)).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        SlotPool::<65, 64>::new(cfg(8)).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert_eq!(
+        SlotPool::<0, 64>::new(cfg(8)).unwrap_err(),
+        SlotError::OutOfRange
+    );
+    assert!(SlotPool::<64, 64>::new(cfg(64)).is_ok());
+    assert_eq!(mb_to_slots(704), Ok(11));
+    assert_eq!(
+        Placement {
+            start: 3,
+            slots: 1,
+            parked: false
+        }
+        .offset_mb(),
+        192
+    );
+}
+
+#[test]
+fn moves_list_merges_and_drops_round_trips() {
+    let mut m: Moves<4> = Moves::new();
+    m.push(Move {
+        id: 1,
+        from: 0,
+        to: 5,
+        slots: 2,
+    });
+    m.push(Move {
+        id: 2,
+        from: 3,
+        to: 3,
+        slots: 2,
+    });
+    assert_eq!(m.len(), 1);
+    m.push(Move {
+        id: 1,
+        from: 5,
+        to: 7,
+        slots: 2,
+    });
+    assert_eq!(
+        m.as_slice(),
+        [Move {
+            id: 1,
+            from: 0,
+            to: 7,
+            slots: 2
+        }]
+    );
+    m.push(Move {
+        id: 2,
+        from: 1,
+        to: 2,
+        slots: 3,
+    });
+    m.push(Move {
+        id: 1,
+        from: 7,
+        to: 0,
+        slots: 2,
+    });
+    assert_eq!(
+        m.as_slice(),
+        [Move {
+            id: 2,
+            from: 1,
+            to: 2,
+            slots: 3
+        }]
+    );
+    assert_eq!(m.slots(), 3);
+}
