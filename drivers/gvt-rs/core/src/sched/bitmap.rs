@@ -30,9 +30,7 @@ impl Bitmap {
 
     /// Whether `i` is in the set.
     pub(crate) fn get(&self, i: usize) -> bool {
-        self.w
-            .get(i / 64)
-            .is_some_and(|w| (w >> (i % 64)) & 1 == 1)
+        self.w.get(i / 64).is_some_and(|w| (w >> (i % 64)) & 1 == 1)
     }
 
     /// Whether the set is empty.
@@ -64,10 +62,7 @@ impl Bitmap {
 
     /// Members in increasing order.
     pub(crate) fn iter(&self) -> BitIter {
-        BitIter {
-            w: self.w,
-            word: 0,
-        }
+        BitIter { w: self.w, word: 0 }
     }
 }
 

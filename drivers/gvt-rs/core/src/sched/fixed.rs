@@ -139,7 +139,10 @@ mod tests {
         assert_eq!(mul_div(1 << 63, 6, 4), Some(3 << 62));
         assert_eq!(mul_div(u64::MAX, u64::MAX, u64::MAX), Some(u64::MAX));
         assert_eq!(mul_div(u64::MAX, 2, 1), None);
-        assert_eq!(mul_div(0xdead_beef_cafe_babe, 0x1234_5678_9abc, 0x1234_5678_9abc), Some(0xdead_beef_cafe_babe));
+        assert_eq!(
+            mul_div(0xdead_beef_cafe_babe, 0x1234_5678_9abc, 0x1234_5678_9abc),
+            Some(0xdead_beef_cafe_babe)
+        );
         assert_eq!(mul_div_sat(u64::MAX, 3, 1), u64::MAX);
         assert_eq!(mul_div_sat(0, 3, 0), 0);
     }

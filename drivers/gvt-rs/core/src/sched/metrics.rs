@@ -16,7 +16,7 @@
 //! With no active vGPU, or no throughput at all, every figure reports
 //! "perfect" (lambda 0, MMR 1, Jain 1): nothing was shared unfairly.
 
-use super::fixed::{mul_div, mul_div_sat, PPM};
+use super::fixed::{mul_div_round, mul_div_sat, PPM};
 
 const PPB: u64 = 1_000_000_000;
 
@@ -87,7 +87,7 @@ where
         xsum = xsum.saturating_add(x);
     }
     let lambda_ppm = (lambda_ppb.saturating_add(500) / 1000).min(2 * PPM);
-    let min_max_ppm = mul_div(xmin, PPM, xmax).unwrap_or(PPM).min(PPM);
+    let min_max_ppm = mul_div_round(xmin, PPM, xmax).unwrap_or(PPM).min(PPM);
     // Jain = 1 / (n * sum y_i^2) with y_i = x_i / sum x (in ppb, y_i^2 <= 1e18).
     let mut ysq: u64 = 0;
     for (w, g) in pairs {
@@ -101,7 +101,9 @@ where
     }
     let jain_ppm = match ysq {
         0 => PPM,
-        s => mul_div(PPM, (PPB * PPB) / n, s).unwrap_or(PPM).min(PPM),
+        s => mul_div_round(PPM, (PPB * PPB) / n, s)
+            .unwrap_or(PPM)
+            .min(PPM),
     };
     Fairness {
         active: n.min(u32::MAX as u64) as u32,

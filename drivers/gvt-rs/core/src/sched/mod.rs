@@ -54,8 +54,8 @@ use sfq::Sfq;
 pub use sfq::{WakeRule, VSCALE};
 use tbs::{Target, Tbs};
 use throttle::Throttle;
-pub use vchannel::{LAT_BUCKETS, MAX_ENGINES};
 use vchannel::{Life, Vgpu};
+pub use vchannel::{LAT_BUCKETS, MAX_ENGINES};
 use vmcg::{Vmcg, VmcgCfg};
 
 /// Largest supported number of vGPUs per scheduler.
@@ -429,6 +429,10 @@ impl<const N: usize> Scheduler<N> {
             }
             Policy::Vmcg => {}
         }
+        // The running turn's time belongs to the old policy.
+        self.turn_start = now;
+        self.turn_gpu_ns = 0;
+        self.turn_dispatched = 0;
         self.force = true;
     }
 
@@ -662,13 +666,18 @@ impl<const N: usize> Scheduler<N> {
 
     fn tbs_schedule(&mut self, now: u64, timer: bool) {
         let on = self.tunable(Tunable::Throttle) == 1;
-        let lim = self
-            .thr
-            .limit(&self.backlogged, self.tunable(Tunable::ThrottleFactorPct) as u32);
+        let lim = self.thr.limit(
+            &self.backlogged,
+            self.tunable(Tunable::ThrottleFactorPct) as u32,
+        );
         let thr = &self.thr;
         let el = |id: usize| !on || thr.usage(id) <= lim;
-        let cfg = (self.ms(Tunable::TbsBalanceMs), self.tunable(Tunable::TbsStages));
-        self.tbs.schedule(now, timer, self.current, &self.v, cfg, &el);
+        let cfg = (
+            self.ms(Tunable::TbsBalanceMs),
+            self.tunable(Tunable::TbsStages),
+        );
+        self.tbs
+            .schedule(now, timer, self.current, &self.v, cfg, &el);
     }
 
     fn turn_over(&self, c: usize, now: u64) -> bool {
@@ -716,7 +725,13 @@ impl<const N: usize> Scheduler<N> {
 
     /// The head workload of `id` on `engine`, queued at `queued_at`, was
     /// dispatched to the hardware at `now`.
-    pub fn dispatched(&mut self, id: usize, engine: usize, queued_at: u64, now: u64) -> Result<(), Error> {
+    pub fn dispatched(
+        &mut self,
+        id: usize,
+        engine: usize,
+        queued_at: u64,
+        now: u64,
+    ) -> Result<(), Error> {
         Self::check_engine(engine)?;
         let g = self.vg_mut(id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
@@ -751,7 +766,13 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// A workload of `id` on `engine` completed, having used `gpu_ns` of GPU time.
-    pub fn completed(&mut self, id: usize, engine: usize, gpu_ns: u64, now: u64) -> Result<(), Error> {
+    pub fn completed(
+        &mut self,
+        id: usize,
+        engine: usize,
+        gpu_ns: u64,
+        now: u64,
+    ) -> Result<(), Error> {
         Self::check_engine(engine)?;
         self.vg(id)?;
         self.roll(now);
@@ -801,14 +822,24 @@ impl<const N: usize> Scheduler<N> {
         }
     }
 
-    /// When [`Scheduler::tick`] should next be called (absolute ns).
+    /// When [`Scheduler::tick`] should next be called (absolute ns, always after `now`).
     pub fn next_timer(&self, now: u64) -> u64 {
         let win = self.win_start.saturating_add(self.ms(Tunable::WindowMs));
         let t = match self.policy {
             Policy::Tbs => self.tbs.next_tick,
-            _ => self.current.map(|_| self.turn_start.saturating_add(self.turn_slice)),
+            _ => self
+                .current
+                .map(|_| self.turn_start.saturating_add(self.turn_slice)),
         };
-        t.map_or(win, |t| t.min(win)).max(now)
+        let win = if win > now {
+            win
+        } else {
+            now.saturating_add(self.ms(Tunable::WindowMs))
+        };
+        match t {
+            Some(t) if t > now => t.min(win),
+            _ => win,
+        }
     }
 
     fn end_turn(&mut self, c: usize, now: u64) {
@@ -839,9 +870,10 @@ impl<const N: usize> Scheduler<N> {
             self.end_turn(c, now);
         }
         let on = self.tunable(Tunable::Throttle) == 1;
-        let lim = self
-            .thr
-            .limit(&self.backlogged, self.tunable(Tunable::ThrottleFactorPct) as u32);
+        let lim = self.thr.limit(
+            &self.backlogged,
+            self.tunable(Tunable::ThrottleFactorPct) as u32,
+        );
         let chosen = match self.policy {
             Policy::Tbs => {
                 if self.tbs.target.is_none() {
@@ -910,7 +942,11 @@ impl<const N: usize> Scheduler<N> {
                 .filter(|g| g.life != Life::Free && g.win_active)
                 .map(|g| (g.weight as u64, g.win_busy_ns)),
         );
-        let total: u64 = self.v.iter().map(|g| g.win_busy_ns).fold(0, u64::saturating_add);
+        let total: u64 = self
+            .v
+            .iter()
+            .map(|g| g.win_busy_ns)
+            .fold(0, u64::saturating_add);
         for g in self.v.iter_mut() {
             g.share_ppm = if total == 0 {
                 0
@@ -921,7 +957,11 @@ impl<const N: usize> Scheduler<N> {
             g.win_active = g.life == Life::Started && (g.pending > 0 || g.inflight > 0);
         }
         let next = self.win_start.saturating_add(win);
-        self.win_start = if now.saturating_sub(next) >= win { now } else { next };
+        self.win_start = if now.saturating_sub(next) >= win {
+            now
+        } else {
+            next
+        };
     }
 
     /// Fairness of the last complete window (active vGPUs only).

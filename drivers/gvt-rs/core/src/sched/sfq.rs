@@ -38,7 +38,7 @@ pub enum WakeRule {
 pub(crate) struct Sfq<const N: usize> {
     heap: IdHeap<N>,
     tag: [u64; N],
-    vtime: u64,
+    pub(crate) vtime: u64,
 }
 
 impl<const N: usize> Sfq<N> {

@@ -218,7 +218,12 @@ impl<const N: usize> Tbs<N> {
     }
 
     /// `find_busy_vgpu`; `eligible` is the optional usage throttle.
-    fn find_busy(&mut self, now: u64, v: &[Vgpu; N], eligible: &dyn Fn(usize) -> bool) -> Option<usize> {
+    fn find_busy(
+        &mut self,
+        now: u64,
+        v: &[Vgpu; N],
+        eligible: &dyn Fn(usize) -> bool,
+    ) -> Option<usize> {
         let mut i = self.head;
         let mut guard = 0usize;
         while i != NIL && guard <= N {

@@ -23,7 +23,7 @@ use super::sfq::VSCALE;
 
 /// Throttle state for up to `N` vGPUs.
 pub(crate) struct Throttle<const N: usize> {
-    usage: [u64; N],
+    pub(crate) usage: [u64; N],
 }
 
 impl<const N: usize> Throttle<N> {

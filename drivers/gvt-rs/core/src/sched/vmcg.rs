@@ -23,7 +23,7 @@
 //!
 //! Slices: `d_i = cpu_rate_i * w_i` (CPU time per wall time since the vGPU's
 //! last round, times weight); `t_i = max(min_slice, ceiling * d_i / d_max)`;
-//! if every `d_i` is 0 (no CPU information) every vGPU gets the ceiling.
+//! if every `d_i` is 0 (no CPU information) `t_i = ceiling * w_i / w_max`.
 //! This fixes the paper's division by zero (`d_max = 0`), the starvation of
 //! a zero-CPU-time VM (`t = 0`), and its broken sort (a correct descending
 //! sort with an explicit tie-break replaces the printed loop).
@@ -182,7 +182,13 @@ impl<const N: usize> Vmcg<N> {
 
     /// Computes the slices of the backlogged vGPUs (Algorithm 1, steps 1-13,
     /// fixed) and refills exhausted credits (step 14).
-    pub(crate) fn new_round(&mut self, now: u64, v: &[Vgpu; N], backlogged: &Bitmap, cfg: &VmcgCfg) {
+    pub(crate) fn new_round(
+        &mut self,
+        now: u64,
+        v: &[Vgpu; N],
+        backlogged: &Bitmap,
+        cfg: &VmcgCfg,
+    ) {
         let mut dmax: u64 = 0;
         let mut len = 0usize;
         for id in backlogged.iter() {
@@ -193,11 +199,18 @@ impl<const N: usize> Vmcg<N> {
             put(&mut self.order, len, id as u16);
             len += 1;
         }
+        let wmax = backlogged
+            .iter()
+            .filter_map(|id| v.get(id))
+            .map(|g| g.weight as u64)
+            .max()
+            .unwrap_or(1);
         for id in backlogged.iter() {
             let w = v.get(id).map_or(1, |g| g.weight as u64);
             let d = get(&self.cpu_rate_ppm, id).saturating_mul(w);
             let t = if dmax == 0 {
-                cfg.ceiling_ns
+                // No CPU information at all: slices from the weights alone.
+                mul_div_sat(cfg.ceiling_ns, w, wmax).max(cfg.min_slice_ns)
             } else {
                 mul_div_sat(cfg.ceiling_ns, d, dmax).max(cfg.min_slice_ns)
             };
