@@ -11,7 +11,7 @@
 
 source "$(dirname "$0")/common.sh"
 
-DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
+DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils rsync file
 	qemu-system-x86 busybox-static python3 gcc make"
 
 install_debian_packages() {
@@ -94,7 +94,7 @@ debian_mirror() {
 }
 
 fetch_linux_source() {
-	local dir=$SRC_DIR/linux-$LINUX_SOURCE_VERSION
+	local dir=$SRC_DIR/linux-${LINUX_SOURCE_VERSION//[~:]/_}
 	if [ -f "$dir/.gvt-rs-extracted" ]; then
 		echo "$dir"
 		return

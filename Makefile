@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# gvt-rs developer entry points. Everything is cached under
+# $(XDG_CACHE_HOME)/gvt-rs (default ~/.cache/gvt-rs), outside the clone.
+#
+#   make run        bootstrap, build, boot the VM and run the demo
+#   make check      host tests + kernel build + VM tests (what CI runs)
+#   make help       all targets
+#
+# Set KDIR=/path/to/linux to use your own Linux 7.3 tree instead of the
+# pinned Debian source.
+
+SHELL := /bin/bash
+export KDIR
+
+CORE := drivers/gvt-rs/core
+SIM := tools/gvt-sim
+
+.PHONY: all run check help bootstrap kernel host-test host-lint vm-check vm-run shell \
+	patches docs clean-cache
+
+all: kernel
+
+help:
+	@sed -n 's/^#   make /  make /p' $(lastword $(MAKEFILE_LIST))
+	@echo "  make bootstrap  install/cache toolchain and kernel source"
+	@echo "  make kernel     build the kernel and gvt_rs.ko (incremental)"
+	@echo "  make host-test  cargo test of the policy core and tools"
+	@echo "  make host-lint  rustfmt --check and clippy -D warnings on host crates"
+	@echo "  make vm-check   boot the VM and run selftests + KUnit"
+	@echo "  make shell      boot the VM with a shell"
+	@echo "  make patches    export the kernel patch series to out/patches"
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+kernel: bootstrap
+	@scripts/build-kernel.sh vm >/dev/null
+
+host-test:
+	@scripts/host-tests.sh test
+
+host-lint:
+	@scripts/host-tests.sh lint
+
+vm-check: kernel
+	@scripts/vm-run.sh check
+
+vm-run: kernel
+	@scripts/vm-run.sh run
+
+shell: kernel
+	@scripts/vm-run.sh shell
+
+check:
+	@scripts/check.sh
+
+run: vm-run
+
+patches:
+	@scripts/export-patches.sh out/patches

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Configure and build the kernel with gvt-rs in a cached output folder.
+#
+#   scripts/build-kernel.sh [vm|i915]
+#
+# The output folder ($BUILD_DIR-<flavour>) lives outside the clone and is
+# reused: after the first build only what changed is rebuilt.
+
+source "$(dirname "$0")/common.sh"
+
+flavour=${1:-vm}
+[ -f "$GVT_RS_CACHE/env.sh" ] || "$GVT_RS_ROOT/scripts/bootstrap.sh"
+source "$GVT_RS_CACHE/env.sh"
+if [ -n "${KDIR:-}" ]; then
+	GVT_RS_KSRC=$(cd "$KDIR" && pwd)
+fi
+
+out=$BUILD_DIR-$flavour
+mkdir -p "$out"
+
+fragments=("$GVT_RS_ROOT/scripts/configs/vm.config" "$GVT_RS_ROOT/scripts/configs/debug.config")
+[ "$flavour" = i915 ] && fragments+=("$GVT_RS_ROOT/scripts/configs/i915.config")
+
+"$GVT_RS_ROOT/scripts/prepare-tree.sh" "$GVT_RS_KSRC"
+
+kmake() {
+	make -C "$GVT_RS_KSRC" O="$out" LIBCLANG_PATH="$LIBCLANG_PATH" \
+		BINDGEN="$TOOLS_DIR/bindgen/bin/bindgen" CLIPPY=1 "$@"
+}
+
+# Reconfigure only when a fragment or a Kconfig file of ours changed.
+config_sum=$(find "${fragments[@]}" "$GVT_RS_ROOT"/drivers/gvt-rs "$GVT_RS_ROOT"/patches/kernel \
+	-name '*.config' -o -name Kconfig -o -name '*.patch' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+if [ "$(cat "$out/.gvt-rs-config" 2>/dev/null)" != "$config_sum" ] || [ ! -f "$out/.config" ]; then
+	log "configuring the kernel ($flavour): tinyconfig + ${fragments[*]##*/}"
+	run_logged "$out/config.log" kmake tinyconfig
+	run_logged "$out/config.log" "$GVT_RS_KSRC/scripts/kconfig/merge_config.sh" \
+		-m -O "$out" "$out/.config" "${fragments[@]}"
+	run_logged "$out/config.log" kmake olddefconfig
+	# Every option we ask for must have stuck: Kconfig drops unmet ones silently.
+	missing=$(grep -h '^CONFIG_' "${fragments[@]}" | sort -u | while read -r line; do
+		grep -qx "$line" "$out/.config" || echo "$line"
+	done)
+	[ -z "$missing" ] || die "options not set after olddefconfig (unmet dependencies?):
+$missing"
+	kmake -s rustavailable >/dev/null 2>&1 || die "Rust toolchain not usable: run 'make -C $GVT_RS_KSRC O=$out rustavailable'"
+	echo "$config_sum" >"$out/.gvt-rs-config"
+fi
+
+jobs=${JOBS:-$(nproc)}
+if [ ! -f "$out/vmlinux" ]; then
+	log "building the kernel from scratch ($flavour, -j$jobs): about 8-15 minutes, log in $out/build.log"
+else
+	log "rebuilding the kernel incrementally ($flavour), log in $out/build.log"
+fi
+start=$(date +%s)
+run_logged "$out/build.log" kmake -j"$jobs" bzImage modules
+run_logged "$out/build.log.headers" kmake -s headers
+log "kernel built in $(($(date +%s) - start)) s: $out/arch/x86/boot/bzImage"
+if grep -nE '(^|[^a-z_])(warning|error)(\[|:)' "$out/build.log" | grep -v '^.*scripts/' | head -20 | grep .; then
+	[ "${GVT_RS_ALLOW_WARNINGS:-0}" = 1 ] || die "the build printed warnings (see above, full log $out/build.log)"
+fi
+echo "$out"

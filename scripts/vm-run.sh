@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the test VM under QEMU (TCG, 2 vCPUs) and judge its log.
+#
+#   scripts/vm-run.sh check   run every selftest and KUnit suite
+#   scripts/vm-run.sh run     the demo
+#   scripts/vm-run.sh shell   an interactive shell in the VM
+#
+# Environment: VM_CPUS (default 2), VM_MEM (MiB, default 1024),
+# VM_TIMEOUT (seconds, default 1800), GVT_RS_TESTS (comma-separated subset).
+
+source "$(dirname "$0")/common.sh"
+
+mode=${1:-check}
+out=$BUILD_DIR-vm
+bzimage=$out/arch/x86/boot/bzImage
+[ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh first"
+
+log "building the initramfs"
+"$GVT_RS_ROOT/scripts/make-initramfs.sh" "$out" "$out/initramfs.cpio.gz"
+
+append="console=ttyS0 loglevel=5 panic=-1 gvt_rs.mode=$mode"
+[ -n "${GVT_RS_TESTS:-}" ] && append+=" gvt_rs.tests=$GVT_RS_TESTS"
+qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-1024}"
+	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" -append "$append"
+	-no-reboot -display none -monitor none)
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+logfile=$out/vm-$mode.log
+log "booting the VM ($mode, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
+start=$(date +%s)
+set +e
+timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" "${qemu[@]}" -serial stdio </dev/null |
+	tee "$logfile" | sed -u -n -e '/^@@GVT_RS_DMESG_BEGIN/,/^@@GVT_RS_DMESG_END/d' \
+		-e '/^@@GVT_RS_KMEMLEAK_BEGIN/,/^@@GVT_RS_KMEMLEAK_END/d' \
+		-e "$( [ "$mode" = run ] && echo p || echo '/^@@\|^ok \|^not ok \|WARNING\|BUG\|Oops\|panic/p')"
+qrc=${PIPESTATUS[0]}
+set -e
+log "VM finished in $(($(date +%s) - start)) s (qemu status $qrc)"
+[ "$qrc" -eq 124 ] && log "the VM timed out after ${VM_TIMEOUT:-1800} s"
+
+tests=$(find "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs" -maxdepth 1 -name '*.sh' \
+	-not -name '*_lib.sh' -printf '%f\n' | sort)
+progs=$(sed -n 's/^TEST_GEN_PROGS *[:+]*= *//p' "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs/Makefile")
+if [ "$mode" = check ] && [ -z "${GVT_RS_TESTS:-}" ]; then
+	expect=($tests $progs)
+else
+	expect=()
+fi
+python3 "$GVT_RS_ROOT/scripts/vm_results.py" "$logfile" --mode "$mode" \
+	--expect-kunit-from "$GVT_RS_ROOT/rust" "$GVT_RS_ROOT/drivers/gvt-rs" \
+	--expect-tests "${expect[@]}"

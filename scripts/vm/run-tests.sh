@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs every installed kselftest (kselftest-list.txt) inside the VM, framing
+# each one's TAP output with markers for the host-side parser
+# (scripts/vm_results.py). The kernel command line option gvt_rs.tests=a,b
+# limits the set to the named tests.
+
+filter=
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	gvt_rs.tests=*) filter=$(echo "${arg#gvt_rs.tests=}" | tr , ' ') ;;
+	esac
+done
+
+rc=0
+cd /tests/kselftest || exit 1
+for entry in $(cat kselftest-list.txt); do
+	dir=${entry%%:*}
+	name=${entry#*:}
+	if [ -n "$filter" ]; then
+		case " $filter " in *" $name "*) ;; *) continue ;; esac
+	fi
+	echo "@@GVT_RS_TEST_BEGIN $name"
+	start=$(cut -d' ' -f1 /proc/uptime)
+	(cd "$dir" && timeout 900 "./$name" 2>&1)
+	trc=$?
+	end=$(cut -d' ' -f1 /proc/uptime)
+	echo "@@GVT_RS_TEST_END $name rc=$trc start=$start end=$end"
+	[ $trc -eq 0 ] || rc=1
+done
+exit $rc

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Parse the serial log of a gvt-rs test VM run and decide pass/fail.
+
+The run fails on:
+  * a selftest that fails, exits non-zero, is skipped, is missing from the
+    run, or prints fewer results than its plan;
+  * a KUnit suite that fails, or an expected suite (every `kunit_tests(NAME)`
+    in the sources) that did not run;
+  * any kernel WARN, BUG, Oops, panic, lockdep or kmemleak report;
+  * a VM that did not reach its end marker (crash or timeout).
+
+Usage: vm_results.py LOG --expect-kunit-from DIR... --expect-tests NAME...
+"""
+
+import argparse
+import re
+import sys
+
+KERNEL_ERRORS = [
+    (r"WARNING: .* at ", "kernel WARN"),
+    (r"------------\[ cut here \]------------", "kernel WARN/BUG"),
+    (r"\bBUG: ", "kernel BUG"),
+    (r"kernel BUG at", "kernel BUG"),
+    (r"\bOops\b", "kernel Oops"),
+    (r"Kernel panic", "kernel panic"),
+    (r"general protection fault", "general protection fault"),
+    (r"possible circular locking dependency", "lockdep"),
+    (r"possible recursive locking", "lockdep"),
+    (r"inconsistent lock state", "lockdep"),
+    (r"lock held when returning to user space", "lockdep"),
+    (r"suspicious RCU usage", "lockdep (RCU)"),
+    (r"INFO: lockdep is turned off", "lockdep turned off"),
+    (r"sleeping function called from invalid context", "DEBUG_ATOMIC_SLEEP"),
+    (r"scheduling while atomic", "scheduling while atomic"),
+    (r"rust_panic|panicked at", "Rust panic"),
+    (r"UBSAN:", "UBSAN"),
+    (r"hung_task|blocked for more than", "hung task"),
+    (r"kmemleak: \d+ new suspected memory leaks", "kmemleak"),
+    (r"unreferenced object 0x", "kmemleak"),
+]
+
+RESULT_RE = re.compile(r"^\s*(not ok|ok) (\d+)\s*-?\s*(.*)$")
+PLAN_RE = re.compile(r"^\s*1\.\.(\d+)")
+
+
+def strip(line):
+    # Serial lines may carry a printk timestamp and a CR.
+    line = line.rstrip("\r\n")
+    return re.sub(r"^\[\s*\d+\.\d+\]\s?", "", line)
+
+
+def section(lines, begin, end):
+    out, inside = [], False
+    for line in lines:
+        if line.startswith(begin):
+            inside = True
+            continue
+        if line.startswith(end):
+            inside = False
+            continue
+        if inside:
+            out.append(line)
+    return out
+
+
+def parse_selftests(lines):
+    tests, cur = {}, None
+    for line in lines:
+        m = re.match(r"^@@GVT_RS_TEST_BEGIN (\S+)", line)
+        if m:
+            cur = {"name": m.group(1), "lines": [], "rc": None}
+            tests[cur["name"]] = cur
+            continue
+        m = re.match(r"^@@GVT_RS_TEST_END (\S+) rc=(\d+) start=(\S+) end=(\S+)", line)
+        if m and cur:
+            cur["rc"] = int(m.group(2))
+            try:
+                cur["secs"] = float(m.group(4)) - float(m.group(3))
+            except ValueError:
+                cur["secs"] = 0.0
+            cur = None
+            continue
+        if cur is not None:
+            cur["lines"].append(line)
+    return tests
+
+
+def judge_selftest(t):
+    """Returns (passed, failed, problems) for one selftest program."""
+    plan, results, problems, skip_all = None, [], [], False
+    for line in t["lines"]:
+        if line.startswith("#") or line.startswith(" "):
+            continue
+        m = PLAN_RE.match(line)
+        if m and plan is None:
+            plan = int(m.group(1))
+            if plan == 0 and "SKIP" in line:
+                skip_all = True
+            continue
+        m = RESULT_RE.match(line)
+        if m:
+            results.append((m.group(1) == "ok", m.group(3)))
+    passed = [d for ok, d in results if ok and "# SKIP" not in d]
+    failed = [d for ok, d in results if not ok]
+    skipped = [d for ok, d in results if ok and "# SKIP" in d]
+    if t["rc"] is None:
+        problems.append("did not finish (crash or timeout)")
+    elif t["rc"] != 0:
+        problems.append(f"exit status {t['rc']}")
+    if skip_all:
+        problems.append("skipped entirely")
+    if plan is None:
+        problems.append("no TAP plan")
+    elif len(results) < plan:
+        problems.append(f"{plan - len(results)} of {plan} planned results missing")
+    for d in failed:
+        problems.append(f"not ok: {d}")
+    for d in skipped:
+        problems.append(f"skipped: {d}")
+    return len(passed), len(failed), problems
+
+
+def parse_kunit(dmesg):
+    """Top-level KUnit suite results: {suite: ok} plus failing cases."""
+    suites, failures = {}, []
+    for line in dmesg:
+        line = strip(line)
+        m = re.match(r"^\s*(not ok|ok) \d+ (\S+)", line)
+        if not m:
+            continue
+        indent = len(line) - len(line.lstrip())
+        ok = m.group(1) == "ok"
+        name = m.group(2)
+        if indent == 0:
+            suites[name] = suites.get(name, True) and ok
+        elif not ok:
+            failures.append(line.strip())
+    return suites, failures
+
+
+def expected_kunit(dirs):
+    import os
+    names = set()
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            if "/target" in root:
+                continue
+            for f in files:
+                if f.endswith(".rs"):
+                    with open(os.path.join(root, f), errors="replace") as fh:
+                        for m in re.finditer(r"kunit_tests\((\w+)\)", fh.read()):
+                            names.add(m.group(1))
+    return sorted(names)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("log")
+    ap.add_argument("--expect-kunit-from", nargs="*", default=[])
+    ap.add_argument("--expect-tests", nargs="*", default=[])
+    ap.add_argument("--mode", default="check")
+    args = ap.parse_args()
+
+    with open(args.log, errors="replace") as fh:
+        raw = [l.rstrip("\r\n") for l in fh]
+    lines = [strip(l) for l in raw]
+    problems = []
+
+    up = [l for l in lines if l.startswith("@@GVT_RS_VM_UP")]
+    if not up:
+        problems.append("the VM never reached /init")
+    else:
+        m = re.search(r"cpus=(\d+)", up[0])
+        if args.mode == "check" and m and int(m.group(1)) < 2:
+            problems.append(f"the VM has {m.group(1)} CPU(s): locking tests need at least 2")
+    done = [l for l in lines if l.startswith("@@GVT_RS_VM_DONE")]
+    if not done:
+        problems.append("the VM did not finish (crash, hang or timeout)")
+
+    dmesg = section(lines, "@@GVT_RS_DMESG_BEGIN", "@@GVT_RS_DMESG_END")
+    # Console output also counts: a crash may prevent the dmesg dump.
+    console = [l for l in lines if not l.startswith("@@")]
+    seen = set()
+    for pat, what in KERNEL_ERRORS:
+        for l in console:
+            if re.search(pat, l) and (what, l) not in seen:
+                seen.add((what, l))
+                problems.append(f"{what}: {l.strip()}")
+                break
+    leaks = section(lines, "@@GVT_RS_KMEMLEAK_BEGIN", "@@GVT_RS_KMEMLEAK_END")
+    if any("unreferenced object" in l for l in leaks):
+        problems.append("kmemleak reported leaks:\n    " + "\n    ".join(leaks[:40]))
+
+    print("== selftests ==")
+    tests = parse_selftests(lines)
+    total_pass = 0
+    for name in args.expect_tests:
+        if name not in tests:
+            problems.append(f"selftest {name}: missing from the run")
+    for name, t in tests.items():
+        p, f, probs = judge_selftest(t)
+        total_pass += p
+        status = "PASS" if not probs else "FAIL"
+        print(f"  {status} {name}: {p} passed, {f} failed ({t.get('secs', 0):.1f} s)")
+        for pr in probs:
+            problems.append(f"selftest {name}: {pr}")
+        if probs:
+            for l in t["lines"][-40:]:
+                print(f"      | {l}")
+
+    print("== KUnit ==")
+    suites, failures = parse_kunit(dmesg if dmesg else console)
+    for s, ok in sorted(suites.items()):
+        print(f"  {'PASS' if ok else 'FAIL'} {s}")
+        if not ok:
+            problems.append(f"KUnit suite {s} failed")
+    for f in failures:
+        problems.append(f"KUnit: {f}")
+    if args.mode == "check":
+        for s in expected_kunit(args.expect_kunit_from):
+            if s not in suites:
+                problems.append(f"KUnit suite {s}: expected but did not run")
+
+    if done:
+        m = re.search(r"rc=(\d+)", done[-1])
+        if m and int(m.group(1)) != 0 and not problems:
+            problems.append(f"the VM's test runner exited with {m.group(1)}")
+
+    print("== summary ==")
+    if problems:
+        for p in problems:
+            print(f"  FAIL: {p}")
+        print(f"FAILED ({len(problems)} problem(s)); full log: {args.log}")
+        return 1
+    print(f"OK: {len(tests)} selftest programs ({total_pass} results), "
+          f"{len(suites)} KUnit suites, no kernel warnings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
