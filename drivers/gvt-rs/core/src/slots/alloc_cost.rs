@@ -48,8 +48,148 @@ fn bit(id: u8) -> u64 {
     1u64.checked_shl(u32::from(id)).unwrap_or(0)
 }
 
-/// Predicted copies per period (fixed point, [`FREQ_ONE`] = one copy) of one
-/// slot shared by the vGPUs in `mask`, with rates `freq` indexed by id.
+/// Switch-in history the estimator replays: the ring's older and newer
+/// parts, oldest first.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Hist<'a> {
+    pub older: &'a [u8],
+    pub newer: &'a [u8],
+}
+
+/// One class of switch-ins in the history: vGPU `v` switched in `count`
+/// times with exactly the vGPUs in `others` switched in since its previous
+/// switch-in (all bits for its first one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gap {
+    others: u64,
+    count: u16,
+    v: u8,
+}
+
+const NO_GAP: Gap = Gap {
+    others: 0,
+    count: 0,
+    v: u8::MAX,
+};
+
+/// The history compressed into [`Gap`] classes. A slot shared by `O`
+/// needs a copy at a switch-in of `v` in `O` exactly when some other member
+/// of `O` ran since `v` last did, so
+/// `copies(O) = sum of count over classes with v in O and others & O != 0`:
+/// exact for the history, and usually a few dozen classes instead of
+/// [`HISTORY`](super::HISTORY) entries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gaps {
+    list: [Gap; super::pool::HISTORY],
+    len: usize,
+    switches: usize,
+}
+
+impl Gaps {
+    pub(crate) const fn new() -> Self {
+        Gaps {
+            list: [NO_GAP; super::pool::HISTORY],
+            len: 0,
+            switches: 0,
+        }
+    }
+
+    /// Rebuilds from a history (oldest first).
+    pub(crate) fn build(&mut self, hist: Hist<'_>) {
+        self.len = 0;
+        self.switches = 0;
+        let mut since = [0u64; 64];
+        let mut seen: u64 = 0;
+        for &v in hist.older.iter().chain(hist.newer.iter()) {
+            let b = bit(v);
+            if b == 0 {
+                continue; // a destroyed vGPU's entry
+            }
+            let others = if seen & b == 0 {
+                u64::MAX
+            } else {
+                since.get(usize::from(v)).copied().unwrap_or(u64::MAX)
+            };
+            seen |= b;
+            for (w, x) in since.iter_mut().enumerate() {
+                if w != usize::from(v) {
+                    *x |= b;
+                } else {
+                    *x = 0;
+                }
+            }
+            self.switches = self.switches.saturating_add(1);
+            let len = self.len;
+            let list = self.list.get_mut(..len).unwrap_or(&mut []);
+            if let Some(g) = list.iter_mut().find(|g| g.v == v && g.others == others) {
+                g.count = g.count.saturating_add(1);
+            } else if let Some(g) = self.list.get_mut(len) {
+                *g = Gap {
+                    others,
+                    count: 1,
+                    v,
+                };
+                self.len = len.saturating_add(1);
+            }
+        }
+    }
+
+    /// Copies a slot shared by `mask` would have needed over the history.
+    fn runs(&self, mask: u64) -> u64 {
+        self.list
+            .get(..self.len)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|g| mask & bit(g.v) != 0 && mask & g.others != 0)
+            .fold(0u64, |a, g| a.saturating_add(u64::from(g.count)))
+    }
+}
+
+/// Fewest recorded switch-ins before the history replaces the rate model.
+pub const MIN_HISTORY: usize = 64;
+
+/// Cost estimator: per-vGPU rates, and the recent switch-in history when
+/// there is enough of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Est<'a, const V: usize> {
+    pub freq: [u32; V],
+    pub gaps: Option<&'a Gaps>,
+    /// Sum of the rates (scales history runs to copies per period).
+    total: u64,
+}
+
+impl<'a, const V: usize> Est<'a, V> {
+    pub(crate) fn new(items: &Items<V>, gaps: Option<&'a Gaps>) -> Self {
+        let freq = freq_table(items);
+        let total = freq
+            .iter()
+            .fold(0u64, |a, &f| a.saturating_add(u64::from(f)));
+        let gaps = gaps.filter(|g| g.switches >= MIN_HISTORY);
+        Est { freq, gaps, total }
+    }
+
+    /// Predicted copies per period (fixed point, [`FREQ_ONE`] = one copy)
+    /// of one slot shared by the vGPUs in `mask`.
+    pub(crate) fn cost(&self, mask: u64) -> u64 {
+        if mask.count_ones() < 2 {
+            return 0;
+        }
+        if let Some(g) = self.gaps {
+            // Copies over the history, scaled from its switch-ins to the
+            // switch-ins of a period (`total` / FREQ_ONE).
+            let n = u64::try_from(g.switches).unwrap_or(u64::MAX);
+            return g
+                .runs(mask)
+                .saturating_mul(self.total)
+                .checked_div(n)
+                .unwrap_or(0);
+        }
+        set_cost(mask, &self.freq)
+    }
+}
+
+/// Rate model of one slot shared by the vGPUs in `mask` (rates `freq`
+/// indexed by id): `sum of min(f_i, F - f_i)`.
 pub(crate) fn set_cost<const V: usize>(mask: u64, freq: &[u32; V]) -> u64 {
     if mask.count_ones() < 2 {
         return 0;
@@ -98,9 +238,19 @@ fn set_range<const M: usize>(mk: &mut [u64; M], start: u16, size: u16, m: u16, b
 }
 
 /// Predicted copies per period of a whole layout.
-pub(crate) fn total_cost<const V: usize, const M: usize>(mk: &[u64; M], freq: &[u32; V]) -> u64 {
-    mk.iter()
-        .fold(0u64, |a, &x| a.saturating_add(set_cost(x, freq)))
+pub(crate) fn total_cost<const V: usize, const M: usize>(mk: &[u64; M], est: &Est<'_, V>) -> u64 {
+    // Consecutive slots usually share a mask: evaluate each run once.
+    let mut prev: Option<(u64, u64)> = None;
+    let mut sum: u64 = 0;
+    for &x in mk.iter() {
+        let c = match prev {
+            Some((pm, pc)) if pm == x => pc,
+            _ => est.cost(x),
+        };
+        prev = Some((x, c));
+        sum = sum.saturating_add(c);
+    }
+    sum
 }
 
 /// Rates indexed by id.
@@ -132,7 +282,7 @@ pub(crate) fn best_window<const V: usize, const M: usize>(
     m: u16,
     id: u8,
     size: u16,
-    freq: &[u32; V],
+    est: &Est<'_, V>,
     home: Option<u16>,
     cur: Option<u16>,
     pen: u64,
@@ -143,8 +293,13 @@ pub(crate) fn best_window<const V: usize, const M: usize>(
     }
     let b = bit(id);
     let mut add = [0u64; M];
+    let mut prev: Option<(u64, u64)> = None;
     for (a, &x) in add.iter_mut().zip(mk.iter()).take(usize::from(m)) {
-        *a = set_cost(x | b, freq).saturating_sub(set_cost(x, freq));
+        *a = match prev {
+            Some((pm, pa)) if pm == x => pa,
+            _ => est.cost(x | b).saturating_sub(est.cost(x)),
+        };
+        prev = Some((x, *a));
     }
     let rank = |p: u16| (u8::from(Some(p) != home), u8::from(Some(p) != cur));
     let mut best: Option<(u64, (u8, u8), u16)> = None;
@@ -184,9 +339,10 @@ pub(crate) fn improve<const V: usize, const M: usize>(
     home: &Items<V>,
     m: u16,
     pct: u32,
+    gaps: Option<&Gaps>,
 ) -> u64 {
     items.sort_by(by_freq_desc);
-    let freq = freq_table(items);
+    let est = Est::new(items, gaps);
     let mut mk = masks::<V, M>(items, m);
     for _ in 0..MAX_SWEEPS {
         let mut changed = false;
@@ -199,7 +355,7 @@ pub(crate) fn improve<const V: usize, const M: usize>(
                 m,
                 it.id,
                 it.size,
-                &freq,
+                &est,
                 h,
                 Some(it.start),
                 penalty(it.size, pct),
@@ -215,7 +371,7 @@ pub(crate) fn improve<const V: usize, const M: usize>(
             break;
         }
     }
-    objective::<V, M>(items, home, m, pct)
+    objective::<V, M>(items, home, m, pct, &est)
 }
 
 /// Layout cost plus move penalties relative to `home`.
@@ -224,10 +380,10 @@ pub(crate) fn objective<const V: usize, const M: usize>(
     home: &Items<V>,
     m: u16,
     pct: u32,
+    est: &Est<'_, V>,
 ) -> u64 {
-    let freq = freq_table(items);
     let mk = masks::<V, M>(items, m);
-    let mut c = total_cost(&mk, &freq);
+    let mut c = total_cost(&mk, est);
     for it in items.as_slice() {
         if home.get_by_id(it.id).is_some_and(|h| h.start != it.start) {
             c = c.saturating_add(penalty(it.size, pct));
@@ -262,13 +418,14 @@ pub(crate) fn replace<const V: usize, const M: usize>(
     cur: &Items<V>,
     m: u16,
     pct: u32,
+    gaps: Option<&Gaps>,
 ) -> Items<V> {
     let mut best = *cur;
-    let mut best_obj = improve::<V, M>(&mut best, cur, m, pct);
+    let mut best_obj = improve::<V, M>(&mut best, cur, m, pct, gaps);
 
     let mut g = *cur;
     greedy::<V, M>(&mut g, m);
-    let g_obj = improve::<V, M>(&mut g, cur, m, pct);
+    let g_obj = improve::<V, M>(&mut g, cur, m, pct, gaps);
     if g_obj < best_obj {
         best = g;
         best_obj = g_obj;
@@ -276,7 +433,7 @@ pub(crate) fn replace<const V: usize, const M: usize>(
 
     let mut a = *cur;
     let _ = algorithm1(&mut a, m);
-    let a_obj = improve::<V, M>(&mut a, cur, m, pct);
+    let a_obj = improve::<V, M>(&mut a, cur, m, pct, gaps);
     if a_obj < best_obj {
         best = a;
     }
@@ -288,8 +445,8 @@ pub(crate) fn replace<const V: usize, const M: usize>(
 pub(crate) fn create<const V: usize, const M: usize>(cur: &Items<V>, new: Item, m: u16) -> u16 {
     let mut all = *cur;
     all.push(new);
-    let freq = freq_table(&all);
+    // The newcomer has no history: use the rate model.
+    let est = Est::new(&all, None);
     let mk = masks::<V, M>(cur, m);
-    best_window(&mk, m, new.id, new.size, &freq, None, None, 0)
-        .unwrap_or(m.saturating_sub(new.size))
+    best_window(&mk, m, new.id, new.size, &est, None, None, 0).unwrap_or(m.saturating_sub(new.size))
 }

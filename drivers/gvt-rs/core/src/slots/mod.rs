@@ -67,13 +67,13 @@ mod tests;
 #[cfg(test)]
 mod tests_prop;
 
-pub use alloc_cost::MAX_SWEEPS;
+pub use alloc_cost::{MAX_SWEEPS, MIN_HISTORY};
 pub use alloc_gscale::GSCALE_WEIGHT;
 pub use config::{AllocatorKind, Tunables, UTIL_WINDOW_MAX};
 pub use error::SlotError;
 pub use monitor::UTIL_FULL_PPM;
 pub use moves::{Move, Moves};
-pub use pool::{mb_to_slots, Created, Placement, PoolConfig, SlotPool, MAX_VGPUS};
+pub use pool::{mb_to_slots, Created, Placement, PoolConfig, SlotPool, HISTORY, MAX_VGPUS};
 pub use residency::{CopyRuns, SwitchPlan};
 pub use stats::CopyStats;
 
@@ -137,28 +137,45 @@ pub mod layout {
     }
 
     /// The `cost` allocator's predicted copies per period of a layout
-    /// (`starts` in the order of `specs`), in 1/16 copies.
+    /// (`starts` in the order of `specs`), in 1/16 copies; `hist` is a
+    /// switch-in history (oldest first) used when it has at least
+    /// [`MIN_HISTORY`](super::MIN_HISTORY) entries.
     pub fn predicted_cost<const V: usize, const M: usize>(
         specs: &[Spec],
         starts: &[u16],
         m: u16,
+        hist: &[u8],
     ) -> u64 {
         let mut it = items::<V>(specs);
         for (i, &s) in it.as_mut_slice().iter_mut().zip(starts.iter()) {
             i.start = s;
         }
-        let f = super::alloc_cost::freq_table(&it);
+        let mut g = super::alloc_cost::Gaps::new();
+        g.build(super::alloc_cost::Hist {
+            older: hist,
+            newer: &[],
+        });
+        let est = super::alloc_cost::Est::new(&it, Some(&g));
         let mk = super::alloc_cost::masks::<V, M>(&it, m);
-        super::alloc_cost::total_cost(&mk, &f)
+        super::alloc_cost::total_cost(&mk, &est)
     }
 
-    /// The `cost` allocator's full re-placement from scratch (no move
-    /// penalty): writes each vGPU's start into `out`.
-    pub fn cost_layout<const V: usize, const M: usize>(specs: &[Spec], m: u16, out: &mut [u16]) {
-        let mut it = items::<V>(specs);
-        let mut a = it;
+    /// The `cost` allocator's full re-placement from Algorithm 1's layout
+    /// (no move penalty): writes each vGPU's start into `out`.
+    pub fn cost_layout<const V: usize, const M: usize>(
+        specs: &[Spec],
+        m: u16,
+        hist: &[u8],
+        out: &mut [u16],
+    ) {
+        let mut a = items::<V>(specs);
         let _ = super::alloc_dymsize::algorithm1(&mut a, m);
-        it = super::alloc_cost::replace::<V, M>(&a, m, 0);
+        let mut g = super::alloc_cost::Gaps::new();
+        g.build(super::alloc_cost::Hist {
+            older: hist,
+            newer: &[],
+        });
+        let it = super::alloc_cost::replace::<V, M>(&a, m, 0, Some(&g));
         starts(&it, specs, out);
     }
 }

@@ -14,6 +14,9 @@ use super::residency::{Residency, SwitchPlan};
 use super::stats::CopyStats;
 use super::{alloc_cost, alloc_gscale, alloc_static, ENTRIES_PER_SLOT, SLOT_MB};
 
+/// Switch-ins the pool remembers for the `cost` allocator's estimator.
+pub const HISTORY: usize = 256;
+
 /// Largest vGPU capacity `V` (ids are bits of a `u64` in the cost model).
 pub const MAX_VGPUS: usize = 64;
 
@@ -122,6 +125,10 @@ pub struct SlotPool<const V: usize, const M: usize> {
     last_replace_ms: Option<u64>,
     totals: CopyStats,
     current: Option<u8>,
+    hist: [u8; HISTORY],
+    hist_head: usize,
+    hist_len: usize,
+    gaps: alloc_cost::Gaps,
 }
 
 impl<const V: usize, const M: usize> SlotPool<V, M> {
@@ -150,6 +157,10 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 move_slots: 0,
             },
             current: None,
+            hist: [u8::MAX; HISTORY],
+            hist_head: 0,
+            hist_len: 0,
+            gaps: alloc_cost::Gaps::new(),
         })
     }
 
@@ -401,6 +412,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             x.state = State::Free;
         }
         self.res.forget(id);
+        for h in self.hist.iter_mut().filter(|h| **h == id) {
+            *h = u8::MAX;
+        }
         if self.current == Some(id) {
             self.current = None;
         }
@@ -445,6 +459,14 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         }
         *plan.moves_mut() = moves;
         self.current = Some(id);
+        if let Some(h) = self.hist.get_mut(self.hist_head) {
+            *h = id;
+        }
+        self.hist_head = self.hist_head.saturating_add(1);
+        if self.hist_head >= HISTORY {
+            self.hist_head = 0;
+        }
+        self.hist_len = self.hist_len.saturating_add(1).min(HISTORY);
         Ok(plan)
     }
 
@@ -642,11 +664,29 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         match self.kind {
             AllocatorKind::DymUtil => algorithm2(&mut items, m),
             AllocatorKind::Cost => {
-                items = alloc_cost::replace::<V, M>(&items, m, self.tun.move_penalty_pct());
+                let pct = self.tun.move_penalty_pct();
+                let h = history(&self.hist, self.hist_head, self.hist_len);
+                self.gaps.build(h);
+                items = alloc_cost::replace::<V, M>(&items, m, pct, Some(&self.gaps));
             }
             _ => return,
         }
         self.apply(&items, moves);
+    }
+}
+
+/// The switch-in history ring as two slices, oldest first.
+fn history(hist: &[u8; HISTORY], head: usize, len: usize) -> alloc_cost::Hist<'_> {
+    if len < HISTORY {
+        alloc_cost::Hist {
+            older: hist.get(..len).unwrap_or(&[]),
+            newer: &[],
+        }
+    } else {
+        alloc_cost::Hist {
+            older: hist.get(head..).unwrap_or(&[]),
+            newer: hist.get(..head).unwrap_or(&[]),
+        }
     }
 }
 

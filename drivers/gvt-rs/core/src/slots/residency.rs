@@ -171,7 +171,7 @@ impl<const V: usize, const M: usize> SwitchPlan<V, M> {
     /// GTT entries to copy: 16,384 per high slot plus the low region.
     pub fn entries(&self) -> u64 {
         u64::from(self.high_slots)
-            .saturating_mul(ENTRIES_PER_SLOT as u64)
+            .saturating_mul(u64::from(ENTRIES_PER_SLOT))
             .saturating_add(u64::from(self.low_entries))
     }
 

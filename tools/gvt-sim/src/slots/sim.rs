@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Discrete-event simulation of one GPU render engine shared by VMs, with a
+//! scheduling policy choosing the switch order and a slot pool accounting
+//! the GTT copies of every switch.
+
+use super::policy::{make, PolicyKind, Pool};
+use super::workload::{Rng, VmSpec};
+use gvt_core::slots::{AllocatorKind, CopyStats, PoolConfig, ENTRIES_PER_SLOT};
+
+/// Simulation parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct SimCfg {
+    /// Simulated time, in seconds.
+    pub secs: u64,
+    /// Seed of the workload jitter.
+    pub seed: u64,
+    /// High-GM slots in the pool.
+    pub slots: u16,
+    /// CPU time per copied GTT entry, in ns, added to the switch (0 keeps
+    /// the switch order independent of the allocator).
+    pub copy_ns_per_entry: u64,
+    /// Allow relocation (moves).
+    pub relocation: bool,
+}
+
+impl Default for SimCfg {
+    fn default() -> Self {
+        SimCfg {
+            secs: 120,
+            seed: 1,
+            slots: 54,
+            copy_ns_per_entry: 0,
+            relocation: true,
+        }
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default)]
+pub struct SimResult {
+    /// Pool totals (switch-in copies, low GM, moves).
+    pub totals: CopyStats,
+    /// Per-VM copy counters.
+    pub per_vm: Vec<CopyStats>,
+    /// GPU busy time per VM, ns.
+    pub busy_ns: Vec<u64>,
+    /// Frames completed per VM.
+    pub frames: Vec<u64>,
+    /// Context switches (changes of the loaded vGPU).
+    pub switches: u64,
+    /// Sequence of vGPUs switched in (for the optimal search).
+    pub trace: Vec<u8>,
+    /// Final placement (start) of every VM.
+    pub starts: Vec<u16>,
+}
+
+impl SimResult {
+    /// High-GM slot copies including re-placement copies.
+    pub fn slot_copies(&self) -> u64 {
+        self.totals.slot_copies()
+    }
+}
+
+struct Vm {
+    spec: VmSpec,
+    queue: std::collections::VecDeque<(u64, u64)>,
+    next_frame: Option<u64>,
+    busy_window: u64,
+    cpu_ns: u64,
+}
+
+/// Runs `vms` under `policy` with allocator `alloc`.
+pub fn simulate(
+    vms: &[VmSpec],
+    policy: PolicyKind,
+    alloc: AllocatorKind,
+    cfg: &SimCfg,
+) -> SimResult {
+    const SEC: u64 = 1_000_000_000;
+    let mut rng = Rng::new(cfg.seed);
+    let mut pool = Pool::new(PoolConfig {
+        slots: cfg.slots,
+        low_entries: ENTRIES_PER_SLOT,
+        allocator: alloc,
+    })
+    .expect("pool");
+    pool.set_relocation(cfg.relocation);
+    let mut sched = make(policy);
+    let mut st: Vec<Vm> = Vec::new();
+    for (i, v) in vms.iter().enumerate() {
+        pool.create(i as u8, v.slots, 0).expect("create");
+        sched.add(i, v.weight(), u32::from(v.slots) * 64, 0);
+        let (_, think) = v.class.frame_ns();
+        st.push(Vm {
+            spec: *v,
+            queue: Default::default(),
+            next_frame: Some(rng.below(think.max(1))),
+            busy_window: 0,
+            cpu_ns: 0,
+        });
+    }
+    pool.tick(0);
+    let end = cfg.secs * SEC;
+    let mut now: u64 = 0;
+    let mut running: Option<(usize, u64, u64)> = None;
+    let mut ctx: Option<usize> = None;
+    let mut next_sample = SEC;
+    let mut res = SimResult {
+        busy_ns: vec![0; vms.len()],
+        frames: vec![0; vms.len()],
+        ..Default::default()
+    };
+    loop {
+        // Drive the engine.
+        if running.is_none() {
+            if sched.current().is_none() || sched.need_resched(now) {
+                let pick = sched.pick(now, &pool);
+                if let Some(v) = pick {
+                    if ctx != Some(v) {
+                        let plan = pool.switch_in(v as u8, now / 1_000_000).expect("switch_in");
+                        res.switches += 1;
+                        res.trace.push(v as u8);
+                        ctx = Some(v);
+                        let stall = plan.entries() * cfg.copy_ns_per_entry;
+                        if stall > 0 {
+                            // The switch itself occupies the engine.
+                            running = Some((usize::MAX, now + stall, 0));
+                        }
+                    }
+                }
+            }
+            if running.is_none() {
+                if let Some(id) = sched.next_vgpu(now) {
+                    let (qa, svc) = st[id].queue.pop_front().expect("queued work");
+                    sched.dispatched(id, qa, now);
+                    running = Some((id, now + svc, svc));
+                }
+            }
+        }
+        // Next event.
+        let mut t = sched.next_timer(now).min(next_sample);
+        if let Some((_, done, _)) = running {
+            t = t.min(done);
+        }
+        for v in &st {
+            if let Some(a) = v.next_frame {
+                t = t.min(a);
+            }
+        }
+        if t > end {
+            break;
+        }
+        now = t.max(now);
+        if let Some((id, done, svc)) = running {
+            if done <= now {
+                running = None;
+                if id != usize::MAX {
+                    sched.completed(id, svc, now);
+                    res.busy_ns[id] += svc;
+                    res.frames[id] += 1;
+                    let vm = &mut st[id];
+                    vm.busy_window += svc;
+                    let (_, think) = vm.spec.class.frame_ns();
+                    let th = rng.jitter(think);
+                    vm.cpu_ns += th;
+                    vm.next_frame = Some(now + th);
+                }
+            }
+        }
+        for (id, vm) in st.iter_mut().enumerate() {
+            if vm.next_frame.is_some_and(|a| a <= now) {
+                vm.next_frame = None;
+                let (work, _) = vm.spec.class.frame_ns();
+                vm.queue.push_back((now, rng.jitter(work)));
+                sched.queued(id, now);
+            }
+        }
+        sched.tick(now);
+        if now >= next_sample {
+            let ms = now / 1_000_000;
+            for (id, vm) in st.iter_mut().enumerate() {
+                let ppm = (vm.busy_window.min(SEC) * 1_000_000 / SEC) as u32;
+                pool.sample(id as u8, ppm, ms).expect("sample");
+                vm.busy_window = 0;
+                sched.cpu_time(id, vm.cpu_ns);
+            }
+            pool.tick(ms);
+            next_sample += SEC;
+        }
+    }
+    res.totals = pool.totals();
+    res.per_vm = (0..vms.len())
+        .map(|i| pool.stats(i as u8).unwrap_or_default())
+        .collect();
+    res.starts = (0..vms.len())
+        .map(|i| pool.placement(i as u8).map(|p| p.start).unwrap_or(0))
+        .collect();
+    res
+}

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Synthetic workloads for the slot experiments.
+//!
+//! The paper publishes no traces, so each VM is a closed-loop renderer: it
+//! submits one frame of GPU work, waits for it, "thinks" on the CPU, and
+//! submits the next. The three classes stand for the paper's low, medium and
+//! high GPU-utilization workloads (lightsmark, firefox-asteroids,
+//! urbanterror); the same-workload experiments (nexuiz, Fig. 10a) use the
+//! high class. Every duration is jittered uniformly by +-25 %.
+
+/// Deterministic xorshift64* generator (no external crates).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed (0 is mapped to a fixed non-zero state).
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    /// Next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// `base` jittered uniformly by +-25 %.
+    pub fn jitter(&mut self, base: u64) -> u64 {
+        let q = base / 4;
+        base - q + self.below(2 * q + 1)
+    }
+
+    /// Shuffles a slice (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// GPU-utilization class of a VM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// lightsmark: 2 ms of GPU work per frame, 28 ms of CPU (about 7 % alone).
+    Low,
+    /// firefox-asteroids: 5 ms GPU, 15 ms CPU (25 % alone).
+    Medium,
+    /// urbanterror / nexuiz: 12 ms GPU, 4 ms CPU (75 % alone).
+    High,
+}
+
+impl Class {
+    /// (GPU work, CPU think time) per frame, in ns.
+    pub fn frame_ns(self) -> (u64, u64) {
+        const MS: u64 = 1_000_000;
+        match self {
+            Class::Low => (3 * MS, 300 * MS),
+            Class::Medium => (6 * MS, 60 * MS),
+            Class::High => (12 * MS, 2 * MS),
+        }
+    }
+
+    /// One-letter tag for tables.
+    pub fn tag(self) -> char {
+        match self {
+            Class::Low => 'L',
+            Class::Medium => 'M',
+            Class::High => 'H',
+        }
+    }
+}
+
+/// One VM of an experiment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VmSpec {
+    /// Its workload class.
+    pub class: Class,
+    /// High-GM size in 64 MB slots.
+    pub slots: u16,
+}
+
+impl VmSpec {
+    /// Scheduling weight of the GVT-g type its size comes closest to
+    /// (384 MB: 2, 512 MB: 4, 1024 MB: 8, 2048 MB: 16; 704 MB: 4).
+    pub fn weight(&self) -> u32 {
+        match self.slots {
+            0..=6 => 2,
+            7..=11 => 4,
+            12..=16 => 8,
+            _ => 16,
+        }
+    }
+}
+
+/// The paper's sizes: 384, 704 and 1024 MB.
+pub const PAPER_SIZES: [u16; 3] = [6, 11, 16];
+
+/// `n` VMs of one class with sizes 6/11/16 slots repeating in creation order
+/// (the 1:1:1 mix of Section 4.2.1).
+pub fn same_workload(n: usize, class: Class) -> Vec<VmSpec> {
+    (0..n)
+        .map(|i| VmSpec {
+            class,
+            slots: PAPER_SIZES[i % 3],
+        })
+        .collect()
+}
+
+/// Table 2: (lightsmark, firefox-asteroids, urbanterror) counts of sets 1-5.
+pub const TABLE2: [(usize, usize, usize); 5] =
+    [(11, 2, 2), (2, 2, 11), (3, 6, 6), (6, 3, 6), (6, 6, 3)];
+
+/// A mixed set: the VMs of Table 2 set `set` (1-based), in a creation order
+/// shuffled by `seed`, with sizes 6/11/16 repeating in creation order (the
+/// paper does not give the sizes of these VMs).
+pub fn mixed_set(set: usize, seed: u64) -> Vec<VmSpec> {
+    let (l, m, h) = TABLE2[set - 1];
+    let mut classes: Vec<Class> = std::iter::repeat_n(Class::Low, l)
+        .chain(std::iter::repeat_n(Class::Medium, m))
+        .chain(std::iter::repeat_n(Class::High, h))
+        .collect();
+    Rng::new(seed ^ 0x5eed).shuffle(&mut classes);
+    classes
+        .iter()
+        .enumerate()
+        .map(|(i, &class)| VmSpec {
+            class,
+            slots: PAPER_SIZES[i % 3],
+        })
+        .collect()
+}
