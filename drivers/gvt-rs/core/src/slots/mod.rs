@@ -28,6 +28,11 @@
 //!   [`SwitchPlan::copy_low`]) into the hardware GTT and invalidate once.
 //! * every sample period (1 s): [`SlotPool::sample`] per vGPU with its busy
 //!   fraction in ppm, then [`SlotPool::tick`] at a switch point; apply moves.
+//!   To keep the `cost` search (about 1 ms for 16 vGPUs) out of the lock,
+//!   set [`SlotPool::set_deferred_replace`]: when
+//!   [`SlotPool::replace_pending`], clone the pool under the lock, call
+//!   [`SlotPool::plan_replace`] on the clone unlocked, then
+//!   [`SlotPool::apply_replace`] under the lock (`Busy`: retry next tick).
 //! * sysfs: the `set_*` tunables (errors map to `-EINVAL`/`-ERANGE`/
 //!   `-EBUSY`, nothing changes on error), [`SlotPool::available_instances_mb`]
 //!   for `available_instances`, [`SlotPool::stats`] and
@@ -73,7 +78,9 @@ pub use config::{AllocatorKind, Tunables, UTIL_WINDOW_MAX};
 pub use error::SlotError;
 pub use monitor::UTIL_FULL_PPM;
 pub use moves::{Move, Moves};
-pub use pool::{mb_to_slots, Created, Placement, PoolConfig, SlotPool, HISTORY, MAX_VGPUS};
+pub use pool::{
+    mb_to_slots, Created, Placement, PoolConfig, ReplacePlan, SlotPool, HISTORY, MAX_VGPUS,
+};
 pub use residency::{CopyRuns, SwitchPlan};
 pub use stats::CopyStats;
 

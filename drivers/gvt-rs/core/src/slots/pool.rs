@@ -129,6 +129,18 @@ pub struct SlotPool<const V: usize, const M: usize> {
     hist_head: usize,
     hist_len: usize,
     gaps: alloc_cost::Gaps,
+    generation: u64,
+    deferred: bool,
+    pending: bool,
+}
+
+/// A re-placement computed by [`SlotPool::plan_replace`], typically on a
+/// clone of the pool outside the lock, to be applied with
+/// [`SlotPool::apply_replace`].
+#[derive(Clone, Copy, Debug)]
+pub struct ReplacePlan<const V: usize> {
+    generation: u64,
+    items: Option<Items<V>>,
 }
 
 impl<const V: usize, const M: usize> SlotPool<V, M> {
@@ -161,6 +173,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             hist_head: 0,
             hist_len: 0,
             gaps: alloc_cost::Gaps::new(),
+            generation: 0,
+            deferred: false,
+            pending: false,
         })
     }
 
@@ -411,6 +426,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
             x.state = State::Free;
         }
+        self.generation = self.generation.wrapping_add(1);
         self.res.forget(id);
         for h in self.hist.iter_mut().filter(|h| **h == id) {
             *h = u8::MAX;
@@ -515,7 +531,11 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             for v in self.vgpus.iter_mut().filter(|v| v.state != State::Free) {
                 v.mon.roll_period();
             }
-            self.replace(&mut moves);
+            if self.deferred {
+                self.pending = self.replaces();
+            } else {
+                self.replace(&mut moves);
+            }
         }
         self.account(&moves);
         moves
@@ -528,6 +548,49 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.replace(&mut moves);
         self.account(&moves);
         moves
+    }
+
+    /// Makes `tick` leave the periodic re-placement to the caller (default
+    /// off). The `cost` allocator's search takes about a millisecond for 16
+    /// vGPUs (see the benchmarks); with this on, `tick` only raises
+    /// [`SlotPool::replace_pending`], and the kernel clones the pool under
+    /// the lock, runs [`SlotPool::plan_replace`] on the clone without the
+    /// lock, and applies the plan with [`SlotPool::apply_replace`].
+    pub fn set_deferred_replace(&mut self, on: bool) {
+        self.deferred = on;
+        if !on {
+            self.pending = false;
+        }
+    }
+
+    /// Whether a deferred re-placement is due.
+    pub const fn replace_pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Computes the periodic re-placement without applying it (call it on a
+    /// clone). The plan is empty for allocators that do not re-place.
+    pub fn plan_replace(&mut self) -> ReplacePlan<V> {
+        ReplacePlan {
+            generation: self.generation,
+            items: self.layout_now(),
+        }
+    }
+
+    /// Applies a plan made on a clone. Fails with `Busy` (nothing changed,
+    /// the re-placement stays pending) if a vGPU was created, destroyed,
+    /// parked or moved since the clone was taken.
+    pub fn apply_replace(&mut self, plan: &ReplacePlan<V>) -> Result<Moves<V>, SlotError> {
+        if plan.generation != self.generation {
+            return Err(SlotError::Busy);
+        }
+        let mut moves = Moves::new();
+        if let Some(items) = &plan.items {
+            self.apply(items, &mut moves);
+        }
+        self.account(&moves);
+        self.pending = false;
+        Ok(moves)
     }
 
     /// Forgets all residency (after a GPU reset or resume rewrote the GTT):
@@ -578,6 +641,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Moves every vGPU of `layout` whose start differs from its current one.
     fn apply(&mut self, layout: &Items<V>, moves: &mut Moves<V>) {
+        self.generation = self.generation.wrapping_add(1);
         for it in layout.as_slice() {
             let Some(v) = self.vgpus.get_mut(usize::from(it.id)) else {
                 continue;
@@ -636,6 +700,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
             x.state = State::Parked;
         }
+        self.generation = self.generation.wrapping_add(1);
         self.after_remove(&item_of(id, &v), &occ_before, moves);
     }
 
@@ -655,23 +720,34 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.anchor = l.anchor;
     }
 
-    fn replace(&mut self, moves: &mut Moves<V>) {
-        if !self.tun.relocation() {
-            return;
+    /// Whether the allocator re-places periodically (and may now).
+    fn replaces(&self) -> bool {
+        self.tun.relocation() && matches!(self.kind, AllocatorKind::DymUtil | AllocatorKind::Cost)
+    }
+
+    /// The periodic re-placement layout, or `None` for allocators without.
+    fn layout_now(&mut self) -> Option<Items<V>> {
+        if !self.replaces() {
+            return None;
         }
         let m = self.m;
         let mut items = self.active_items();
         match self.kind {
             AllocatorKind::DymUtil => algorithm2(&mut items, m),
-            AllocatorKind::Cost => {
+            _ => {
                 let pct = self.tun.move_penalty_pct();
                 let h = history(&self.hist, self.hist_head, self.hist_len);
                 self.gaps.build(h);
                 items = alloc_cost::replace::<V, M>(&items, m, pct, Some(&self.gaps));
             }
-            _ => return,
         }
-        self.apply(&items, moves);
+        Some(items)
+    }
+
+    fn replace(&mut self, moves: &mut Moves<V>) {
+        if let Some(items) = self.layout_now() {
+            self.apply(&items, moves);
+        }
     }
 }
 

@@ -731,3 +731,38 @@ fn moves_list_merges_and_drops_round_trips() {
     );
     assert_eq!(m.slots(), 3);
 }
+
+#[test]
+fn deferred_replacement_matches_direct_and_detects_changes() {
+    let setup = |deferred: bool| {
+        let mut p = pool(12, AllocatorKind::DymUtil);
+        p.set_deferred_replace(deferred);
+        for i in 0..3 {
+            p.create(i, 6, 0).unwrap();
+        }
+        p.tick(0);
+        for t in 1..=20u64 {
+            p.sample(0, 10_000, t * 1000).unwrap();
+            p.sample(1, 300_000, t * 1000).unwrap();
+            p.sample(2, 900_000, t * 1000).unwrap();
+        }
+        p
+    };
+    let mut direct = setup(false);
+    let want = direct.tick(20_000);
+    assert!(!want.is_empty());
+    let mut p = setup(true);
+    assert!(p.tick(20_000).is_empty());
+    assert!(p.replace_pending());
+    let plan = p.clone().plan_replace();
+    assert_eq!(p.apply_replace(&plan).unwrap(), want);
+    assert!(!p.replace_pending());
+    assert_eq!(starts(&p, 3), starts(&direct, 3));
+    assert_eq!(p.totals(), direct.totals());
+    // A plan made before a placement change is refused.
+    let plan = p.clone().plan_replace();
+    p.create(3, 2, 21_000).unwrap();
+    let snap = format!("{p:?}");
+    assert_eq!(p.apply_replace(&plan).unwrap_err(), SlotError::Busy);
+    assert_eq!(format!("{p:?}"), snap);
+}
