@@ -90,22 +90,36 @@ pub(crate) fn mul_div_sat(a: u64, b: u64, d: u64) -> u64 {
     mul_div(a, b, d).unwrap_or(u64::MAX)
 }
 
+/// `1/k!` in Q30, `k = 0..=12` (terms beyond 12 are below 2^-30 for `x <= 1`).
+const INV_FACT_Q30: [u64; 13] = [
+    1_073_741_824,
+    1_073_741_824,
+    536_870_912,
+    178_956_971,
+    44_739_243,
+    8_947_849,
+    1_491_308,
+    213_044,
+    26_631,
+    2_959,
+    296,
+    27,
+    2,
+];
+
 /// `e^x` for `x` in Q16 clamped to `[0, 1]`, returned in Q16.
 ///
-/// Taylor series evaluated in Q30; 14 terms leave a truncation error below
-/// `1/14!`, so the result is exact to +-1 LSB of Q16 (1.5e-5) and lies in
-/// `[65536, 178145]`.
+/// Taylor series in Q30 with precomputed `1/k!` (no division): the
+/// truncation and rounding errors stay below 2^-26, so the result is exact
+/// to +-1 LSB of Q16 (1.5e-5) and lies in `[65536, 178145]`.
 pub(crate) fn exp_q16(x: u64) -> u64 {
     let x30 = x.min(Q16_ONE) << 14;
-    let one30: u64 = 1 << 30;
-    let mut term = one30;
-    let mut sum = one30;
-    let mut k = 1u64;
-    while k <= 14 {
-        // term <= e * 2^30 < 2^32 and x30 <= 2^30: the product fits.
-        term = (term.saturating_mul(x30) >> 30) / k;
-        sum = sum.saturating_add(term);
-        k += 1;
+    let mut p: u64 = 1 << 30; // x^k in Q30, <= 2^30
+    let mut sum: u64 = 0;
+    for c in INV_FACT_Q30 {
+        // c <= 2^30 and p <= 2^30: the product fits in 64 bits.
+        sum = sum.saturating_add(c.saturating_mul(p) >> 30);
+        p = p.saturating_mul(x30) >> 30;
     }
     (sum + (1 << 13)) >> 14
 }

@@ -64,7 +64,7 @@ where
     }
     if n == 0 || gsum == 0 {
         return Fairness {
-            active: n.min(u32::MAX as u64) as u32,
+            active: n.min(u64::from(u32::MAX)) as u32,
             ..Fairness::PERFECT
         };
     }
@@ -106,7 +106,7 @@ where
             .min(PPM),
     };
     Fairness {
-        active: n.min(u32::MAX as u64) as u32,
+        active: n.min(u64::from(u32::MAX)) as u32,
         lambda_ppm: lambda_ppm as u32,
         min_max_ppm: min_max_ppm as u32,
         jain_ppm: jain_ppm as u32,

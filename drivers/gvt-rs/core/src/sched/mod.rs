@@ -150,9 +150,12 @@ pub enum Tunable {
     ThrottleFactorPct,
     /// Fairness window, ms.
     WindowMs,
+    /// `sfq`/`vmcg`: how long the running vGPU keeps the GPU after its queue
+    /// empties, waiting for its next submission (FairGV's hybrid spinning), us.
+    IdleThresholdUs,
 }
 
-const TUNABLES: usize = 15;
+const TUNABLES: usize = 16;
 
 impl Tunable {
     /// Every tunable.
@@ -172,6 +175,7 @@ impl Tunable {
         Tunable::Throttle,
         Tunable::ThrottleFactorPct,
         Tunable::WindowMs,
+        Tunable::IdleThresholdUs,
     ];
 
     /// sysfs file name.
@@ -192,6 +196,7 @@ impl Tunable {
             Tunable::Throttle => "throttle",
             Tunable::ThrottleFactorPct => "throttle_factor_pct",
             Tunable::WindowMs => "fairness_window_ms",
+            Tunable::IdleThresholdUs => "idle_threshold_us",
         }
     }
 
@@ -218,6 +223,7 @@ impl Tunable {
             Tunable::Throttle => (0, 1),
             Tunable::ThrottleFactorPct => (100, 10_000),
             Tunable::WindowMs => (10, 60_000),
+            Tunable::IdleThresholdUs => (0, 10_000),
         }
     }
 
@@ -241,6 +247,7 @@ impl Tunable {
             Tunable::Throttle => 0,
             Tunable::ThrottleFactorPct => 200,
             Tunable::WindowMs => 1000,
+            Tunable::IdleThresholdUs => 200,
         }
     }
 }
@@ -332,6 +339,8 @@ pub struct Scheduler<const N: usize> {
     turn_slice: u64,
     turn_gpu_ns: u64,
     turn_dispatched: u32,
+    turn_idle_ns: u64,
+    idle_since: Option<u64>,
     force: bool,
     inflight: u32,
     tbs: Tbs<N>,
@@ -374,6 +383,8 @@ impl<const N: usize> Scheduler<N> {
             turn_slice: 0,
             turn_gpu_ns: 0,
             turn_dispatched: 0,
+            turn_idle_ns: 0,
+            idle_since: None,
             force: false,
             inflight: 0,
             tbs: Tbs::new(),
@@ -433,6 +444,8 @@ impl<const N: usize> Scheduler<N> {
         self.turn_start = now;
         self.turn_gpu_ns = 0;
         self.turn_dispatched = 0;
+        self.turn_idle_ns = 0;
+        self.idle_since = None;
         self.force = true;
     }
 
@@ -490,8 +503,10 @@ impl<const N: usize> Scheduler<N> {
         VmcgCfg {
             ceiling_ns: self.us(Tunable::VmcgSliceCeilingUs),
             min_slice_ns: self.us(Tunable::VmcgMinSliceUs),
-            pool: self.tunable(Tunable::VmcgCreditPool).min(u32::MAX as u64) as u32,
-            batch: self.tunable(Tunable::VmcgBatch).min(u32::MAX as u64) as u32,
+            pool: self
+                .tunable(Tunable::VmcgCreditPool)
+                .min(u64::from(u32::MAX)) as u32,
+            batch: self.tunable(Tunable::VmcgBatch).min(u64::from(u32::MAX)) as u32,
             link_mbps: self.tunable(Tunable::VmcgLinkMbps),
             gm_total_mb: self.tunable(Tunable::VmcgGmTotalMb),
         }
@@ -614,7 +629,7 @@ impl<const N: usize> Scheduler<N> {
     /// Admin-set PCI-E bandwidth of `id` in MB/s for Eq. 2 (0: measure from
     /// [`Scheduler::transferred`]).
     pub fn set_bandwidth_mbps(&mut self, id: usize, mbps: u32) -> Result<(), Error> {
-        if mbps as u64 > Tunable::VmcgLinkMbps.range().1 {
+        if u64::from(mbps) > Tunable::VmcgLinkMbps.range().1 {
             self.vg(id)?;
             return Err(Error::OutOfRange);
         }
@@ -647,6 +662,11 @@ impl<const N: usize> Scheduler<N> {
         g.pending = g.pending.saturating_add(1);
         g.submitted = g.submitted.saturating_add(1);
         g.win_active = true;
+        if self.current == Some(id) {
+            if let Some(t) = self.idle_since.take() {
+                self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
+            }
+        }
         if !was {
             self.thr.activate(id, &self.backlogged);
             self.backlogged.set(id, true);
@@ -665,19 +685,27 @@ impl<const N: usize> Scheduler<N> {
     }
 
     fn tbs_schedule(&mut self, now: u64, timer: bool) {
-        let on = self.tunable(Tunable::Throttle) == 1;
-        let lim = self.thr.limit(
-            &self.backlogged,
-            self.tunable(Tunable::ThrottleFactorPct) as u32,
-        );
+        let lim = self.throttle_limit();
         let thr = &self.thr;
-        let el = |id: usize| !on || thr.usage(id) <= lim;
+        let el = |id: usize| thr.usage(id) <= lim;
         let cfg = (
             self.ms(Tunable::TbsBalanceMs),
             self.tunable(Tunable::TbsStages),
         );
         self.tbs
             .schedule(now, timer, self.current, &self.v, cfg, &el);
+    }
+
+    /// Usage above which a backlogged vGPU waits (`u64::MAX`: throttle off).
+    /// O(N) when the throttle is on, O(1) otherwise.
+    fn throttle_limit(&self) -> u64 {
+        if self.tunable(Tunable::Throttle) != 1 {
+            return u64::MAX;
+        }
+        self.thr.limit(
+            &self.backlogged,
+            self.tunable(Tunable::ThrottleFactorPct) as u32,
+        )
     }
 
     fn turn_over(&self, c: usize, now: u64) -> bool {
@@ -687,7 +715,13 @@ impl<const N: usize> Scheduler<N> {
         match self.policy {
             Policy::Tbs => self.tbs.target.is_some(),
             Policy::Sfq | Policy::Vmcg => {
-                !self.backlogged.get(c)
+                let idle_over = !self.backlogged.get(c)
+                    && match self.idle_since {
+                        Some(t) => now >= t.saturating_add(self.us(Tunable::IdleThresholdUs)),
+                        // Nothing queued, work in flight: wait for it.
+                        None => self.v.get(c).is_none_or(|g| g.inflight == 0),
+                    };
+                idle_over
                     || now.saturating_sub(self.turn_start) >= self.turn_slice
                     || (self.policy == Policy::Vmcg && self.vmcg.denied)
             }
@@ -787,9 +821,13 @@ impl<const N: usize> Scheduler<N> {
         g.busy_ns = g.busy_ns.saturating_add(gpu_ns);
         g.win_busy_ns = g.win_busy_ns.saturating_add(gpu_ns);
         let w = g.weight;
+        let idle = g.pending == 0 && g.inflight == 0;
         self.inflight = self.inflight.saturating_sub(1);
         if self.current == Some(id) {
             self.turn_gpu_ns = self.turn_gpu_ns.saturating_add(gpu_ns);
+            if idle {
+                self.idle_since = Some(now);
+            }
         }
         self.thr.charge(id, gpu_ns, w);
         Ok(())
@@ -822,14 +860,19 @@ impl<const N: usize> Scheduler<N> {
         }
     }
 
-    /// When [`Scheduler::tick`] should next be called (absolute ns, always after `now`).
+    /// When [`Scheduler::tick`] should next be called (absolute ns, `>= now`;
+    /// `now` only for a `tbs` tick that is already due).
     pub fn next_timer(&self, now: u64) -> u64 {
         let win = self.win_start.saturating_add(self.ms(Tunable::WindowMs));
         let t = match self.policy {
             Policy::Tbs => self.tbs.next_tick,
-            _ => self
-                .current
-                .map(|_| self.turn_start.saturating_add(self.turn_slice)),
+            _ => self.current.map(|_| {
+                let end = self.turn_start.saturating_add(self.turn_slice);
+                match self.idle_since {
+                    Some(i) => end.min(i.saturating_add(self.us(Tunable::IdleThresholdUs))),
+                    None => end,
+                }
+            }),
         };
         let win = if win > now {
             win
@@ -837,18 +880,25 @@ impl<const N: usize> Scheduler<N> {
             now.saturating_add(self.ms(Tunable::WindowMs))
         };
         match t {
+            // A due tbs tick is returned as `now`: tick() always advances it.
+            Some(t) if self.policy == Policy::Tbs => t.max(now).min(win),
             Some(t) if t > now => t.min(win),
             _ => win,
         }
     }
 
     fn end_turn(&mut self, c: usize, now: u64) {
+        if let Some(t) = self.idle_since.take() {
+            self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
+        }
         if self.policy == Policy::Sfq {
             let mut l = self.turn_gpu_ns;
             if l == 0 && self.turn_dispatched > 0 {
                 // No GPU time measured: charge wall-clock ownership.
                 l = now.saturating_sub(self.turn_start);
             }
+            // The GPU was held idle for this vGPU: charge that too.
+            l = l.saturating_add(self.turn_idle_ns);
             let w = self.v.get(c).map_or(1, |g| g.weight);
             self.sfq.charge(c, l, w);
             if !self.backlogged.get(c) {
@@ -869,11 +919,8 @@ impl<const N: usize> Scheduler<N> {
         if let Some(c) = prev {
             self.end_turn(c, now);
         }
-        let on = self.tunable(Tunable::Throttle) == 1;
-        let lim = self.thr.limit(
-            &self.backlogged,
-            self.tunable(Tunable::ThrottleFactorPct) as u32,
-        );
+        let lim = self.throttle_limit();
+        let on = lim != u64::MAX;
         let chosen = match self.policy {
             Policy::Tbs => {
                 if self.tbs.target.is_none() {
@@ -896,7 +943,7 @@ impl<const N: usize> Scheduler<N> {
             Policy::Vmcg => {
                 let cfg = self.vmcg_cfg();
                 let thr = &self.thr;
-                let el = |id: usize| !on || thr.usage(id) <= lim;
+                let el = |id: usize| thr.usage(id) <= lim;
                 self.vmcg.pick(now, &self.v, &self.backlogged, &cfg, &el)
             }
         };
@@ -909,6 +956,8 @@ impl<const N: usize> Scheduler<N> {
         self.turn_start = now;
         self.turn_gpu_ns = 0;
         self.turn_dispatched = 0;
+        self.turn_idle_ns = 0;
+        self.idle_since = None;
         let Some(id) = chosen else {
             self.turn_slice = 0;
             return Ok(Pick::Idle);
@@ -940,7 +989,7 @@ impl<const N: usize> Scheduler<N> {
             self.v
                 .iter()
                 .filter(|g| g.life != Life::Free && g.win_active)
-                .map(|g| (g.weight as u64, g.win_busy_ns)),
+                .map(|g| (u64::from(g.weight), g.win_busy_ns)),
         );
         let total: u64 = self
             .v

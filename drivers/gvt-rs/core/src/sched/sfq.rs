@@ -99,7 +99,7 @@ impl<const N: usize> Sfq<N> {
 
     /// Charges `gpu_ns` to `id` at weight `w`: `S <- S + L * VSCALE / w`.
     pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
-        let delta = mul_div_sat(gpu_ns, VSCALE, w.max(1) as u64);
+        let delta = mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1)));
         let Some(t) = self.tag.get_mut(id) else {
             return;
         };

@@ -178,15 +178,15 @@ impl<const N: usize> Tbs<N> {
                 .on_list
                 .iter()
                 .filter_map(|i| v.get(i))
-                .map(|g| g.weight as u64)
-                .sum();
+                .map(|g| u64::from(g.weight))
+                .fold(0, u64::saturating_add);
             if total == 0 {
                 return;
             }
             // Same rounding as upstream: ktime_divns(100ms, total) * weight.
             let unit = period_ns / total;
             for i in self.on_list.iter() {
-                let w = v.get(i).map_or(0, |g| g.weight as u64);
+                let w = v.get(i).map_or(0, |g| u64::from(g.weight));
                 let ts = unit.saturating_mul(w).min(i64::MAX as u64) as i64;
                 if let Some(a) = self.allocated_ts.get_mut(i) {
                     *a = ts;

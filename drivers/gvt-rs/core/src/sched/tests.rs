@@ -146,7 +146,7 @@ impl<const N: usize> Sim<N> {
     fn fairness(&self, ids: &[usize]) -> Fairness {
         let w: Vec<(u64, u64)> = ids
             .iter()
-            .map(|&i| (self.s.stats(i).unwrap().weight as u64, self.busy[i]))
+            .map(|&i| (self.s.stats(i).unwrap().weight.into(), self.busy[i]))
             .collect();
         metrics::fairness(w.iter().copied())
     }
@@ -730,7 +730,7 @@ fn latency_and_window_metrics() {
     assert!(st.share_ppm.abs_diff(250_000) < 10_000, "{}", st.share_ppm);
     assert!(st.latency_avg_ns > 0 && st.latency_max_ns >= st.latency_avg_ns);
     assert!(st.latency_p99_ns >= st.latency_avg_ns / 2);
-    assert_eq!(st.submitted, st.dispatched + st.queue_depth as u64);
+    assert_eq!(st.submitted, st.dispatched + u64::from(st.queue_depth));
 }
 
 #[test]

@@ -44,7 +44,7 @@ impl<const N: usize> Throttle<N> {
     /// Charges measured GPU time.
     pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
         if let Some(u) = self.usage.get_mut(id) {
-            *u = u.saturating_add(mul_div_sat(gpu_ns, VSCALE, w.max(1) as u64));
+            *u = u.saturating_add(mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1))));
         }
     }
 
@@ -63,7 +63,7 @@ impl<const N: usize> Throttle<N> {
     /// Usage above which a vGPU waits, for `factor_pct` (200 = 2x).
     pub(crate) fn limit(&self, backlogged: &Bitmap, factor_pct: u32) -> u64 {
         match self.min_of(backlogged) {
-            Some(m) => mul_div_sat(m, factor_pct as u64, 100),
+            Some(m) => mul_div_sat(m, u64::from(factor_pct), 100),
             None => u64::MAX,
         }
     }

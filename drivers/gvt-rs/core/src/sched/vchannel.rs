@@ -100,14 +100,18 @@ impl Vgpu {
 
     /// Upper bound of the bucket holding the `pct`-th percentile latency, in ns.
     pub(crate) fn latency_percentile_ns(&self, pct: u64) -> u64 {
-        let total: u64 = self.lat_hist.iter().map(|&c| c as u64).sum();
+        let total: u64 = self
+            .lat_hist
+            .iter()
+            .map(|&c| u64::from(c))
+            .fold(0, u64::saturating_add);
         if total == 0 {
             return 0;
         }
         let want = total.saturating_mul(pct).div_ceil(100).max(1);
         let mut acc: u64 = 0;
         for (k, &c) in self.lat_hist.iter().enumerate() {
-            acc = acc.saturating_add(c as u64);
+            acc = acc.saturating_add(u64::from(c));
             if acc >= want {
                 return (2u64 << k).saturating_mul(1000);
             }

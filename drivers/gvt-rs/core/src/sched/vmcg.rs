@@ -104,8 +104,8 @@ impl<const N: usize> Vmcg<N> {
         if v.life != Life::Started {
             return 0;
         }
-        let num = (v.pending as u64).min(NUM_CAP);
-        (v.weight as u64).saturating_mul(e.saturating_add(num.saturating_mul(Q16_ONE)))
+        let num = u64::from(v.pending).min(NUM_CAP);
+        u64::from(v.weight).saturating_mul(e.saturating_add(num.saturating_mul(Q16_ONE)))
     }
 
     /// Recomputes `n_i` of `id` after its pending count, weight or
@@ -120,8 +120,8 @@ impl<const N: usize> Vmcg<N> {
     /// Eq. 2 (normalised) for `id`.
     pub(crate) fn credit_for(&self, id: usize, pool: u32) -> u32 {
         let t = get(&self.term, id);
-        let c = mul_div_round(pool as u64, t, self.sum).unwrap_or(0);
-        c.clamp(1, u32::MAX as u64) as u32
+        let c = mul_div_round(u64::from(pool), t, self.sum).unwrap_or(0);
+        c.clamp(1, u64::from(u32::MAX)) as u32
     }
 
     fn set_credits(&mut self, id: usize, c: u32) {
@@ -146,7 +146,7 @@ impl<const N: usize> Vmcg<N> {
             let dcpu = v.cpu_ns.saturating_sub(get(&self.cpu_mark, id));
             put(&mut self.cpu_rate_ppm, id, mul_div_sat(dcpu, PPM, dt));
             let bw = if v.bw_override_mbps > 0 {
-                v.bw_override_mbps as u64
+                u64::from(v.bw_override_mbps)
             } else {
                 // bytes per ns * 1000 = MB/s.
                 mul_div_sat(v.bytes.saturating_sub(get(&self.bytes_mark, id)), 1000, dt)
@@ -156,10 +156,10 @@ impl<const N: usize> Vmcg<N> {
             put(&mut self.bytes_mark, id, v.bytes);
             put(&mut self.mark_time, id, now);
         } else if v.bw_override_mbps > 0 {
-            put(&mut self.bw_mbps, id, v.bw_override_mbps as u64);
+            put(&mut self.bw_mbps, id, u64::from(v.bw_override_mbps));
         }
         let b = mul_div_sat(get(&self.bw_mbps, id), Q16_ONE, cfg.link_mbps).min(Q16_ONE);
-        let m = mul_div_sat(v.gm_mb as u64, Q16_ONE, cfg.gm_total_mb).min(Q16_ONE);
+        let m = mul_div_sat(u64::from(v.gm_mb), Q16_ONE, cfg.gm_total_mb).min(Q16_ONE);
         put(&mut self.exp_term, id, exp_q16(b.saturating_mul(m) >> 16));
         self.refresh(id, v);
     }
@@ -194,7 +194,7 @@ impl<const N: usize> Vmcg<N> {
         for id in backlogged.iter() {
             let Some(g) = v.get(id) else { continue };
             self.measure(id, g, now, cfg);
-            let d = get(&self.cpu_rate_ppm, id).saturating_mul(g.weight as u64);
+            let d = get(&self.cpu_rate_ppm, id).saturating_mul(u64::from(g.weight));
             dmax = dmax.max(d);
             put(&mut self.order, len, id as u16);
             len += 1;
@@ -202,11 +202,11 @@ impl<const N: usize> Vmcg<N> {
         let wmax = backlogged
             .iter()
             .filter_map(|id| v.get(id))
-            .map(|g| g.weight as u64)
+            .map(|g| u64::from(g.weight))
             .max()
             .unwrap_or(1);
         for id in backlogged.iter() {
-            let w = v.get(id).map_or(1, |g| g.weight as u64);
+            let w = v.get(id).map_or(1, |g| u64::from(g.weight));
             let d = get(&self.cpu_rate_ppm, id).saturating_mul(w);
             let t = if dmax == 0 {
                 // No CPU information at all: slices from the weights alone.

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Deterministic discrete-event simulator of GVT-g engines driven by the gvt-rs core.
+//!
+//! The simulator plays the kernel's part exactly as `sched/mod.rs` documents
+//! it: guests queue workloads on V-Channels, engine "threads" ask the core
+//! which vGPU to take work from, workloads execute non-preemptively for
+//! their stated GPU time, completions report that time, switches happen only
+//! when every engine is idle (plus an optional context-switch cost), and a
+//! timer calls `tick` when the core asks for it.
+
+use gvt_core::sched::{metrics, Fairness, Pick, Policy, Scheduler, Tunable};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Room for vGPUs in the simulated GPU.
+pub const CAP: usize = 64;
+
+pub const MS: u64 = 1_000_000;
+pub const US: u64 = 1_000;
+
+/// What a guest does with its vGPU.
+#[derive(Clone, Debug)]
+pub enum Load {
+    /// Closed-loop frames: CPU think time, then `blocks` workloads of
+    /// `svc_ns` each, then wait until all completed (one frame), repeat.
+    Frames {
+        think_ns: u64,
+        blocks: u32,
+        svc_ns: u64,
+        jitter_pct: u64,
+    },
+    /// A compute batch that always keeps `depth` workloads queued.
+    Saturate { depth: u32, svc_ns: u64 },
+    /// Open-loop arrivals every `period_ns` (compute batches submitted on a timer).
+    Open { period_ns: u64, svc_ns: u64 },
+    /// Closed loop with one workload at a time and a short CPU gap (FairGV's
+    /// synchronous, CPU-GPU interactive pattern).
+    Sync { gap_ns: u64, svc_ns: u64 },
+    /// Started but idle.
+    Idle,
+}
+
+/// One VM and its vGPU.
+#[derive(Clone, Debug)]
+pub struct VmSpec {
+    pub name: String,
+    pub weight: u32,
+    pub gm_mb: u32,
+    pub load: Load,
+    pub engine: usize,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    /// CPU time spent per submitted workload (driver work), ns.
+    pub cpu_per_block_ns: u64,
+    pub bytes_per_block: u64,
+}
+
+impl VmSpec {
+    pub fn new(name: &str, weight: u32, load: Load) -> Self {
+        Self {
+            name: name.to_string(),
+            weight,
+            gm_mb: 512,
+            load,
+            engine: 0,
+            start_ns: 0,
+            stop_ns: None,
+            cpu_per_block_ns: 20 * US,
+            bytes_per_block: 64 * 1024,
+        }
+    }
+
+    pub fn at(mut self, start_ms: u64, stop_ms: Option<u64>) -> Self {
+        self.start_ns = start_ms * MS;
+        self.stop_ns = stop_ms.map(|s| s * MS);
+        self
+    }
+}
+
+/// Simulation settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub policy: Policy,
+    pub throttle: bool,
+    pub tunables: Vec<(Tunable, u64)>,
+    pub engines: usize,
+    pub switch_cost_ns: u64,
+    pub duration_ns: u64,
+    pub warmup_ns: u64,
+    pub sample_ns: u64,
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            policy: Policy::Sfq,
+            throttle: false,
+            tunables: Vec::new(),
+            engines: 1,
+            switch_cost_ns: 0,
+            duration_ns: 10_000 * MS,
+            warmup_ns: 2500 * MS,
+            sample_ns: 100 * MS,
+            seed: 1,
+        }
+    }
+}
+
+/// Per-VM results over the measurement window.
+#[derive(Clone, Debug, Default)]
+pub struct VmResult {
+    pub name: String,
+    pub weight: u32,
+    pub busy_ns: u64,
+    pub completed: u64,
+    pub frames: u64,
+    pub lat: Vec<u64>,
+    pub active: bool,
+    /// GPU share per sample interval (fraction of the interval), for plots.
+    pub series: Vec<f64>,
+    pub cpu_ns: u64,
+}
+
+impl VmResult {
+    pub fn lat_mean_us(&self) -> f64 {
+        if self.lat.is_empty() {
+            return 0.0;
+        }
+        self.lat.iter().sum::<u64>() as f64 / self.lat.len() as f64 / 1000.0
+    }
+
+    pub fn lat_p99_us(&self) -> f64 {
+        if self.lat.is_empty() {
+            return 0.0;
+        }
+        let mut v = self.lat.clone();
+        v.sort_unstable();
+        let i = ((v.len() as f64) * 0.99).ceil() as usize;
+        v[i.clamp(1, v.len()) - 1] as f64 / 1000.0
+    }
+}
+
+/// Whole-run results.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub vms: Vec<VmResult>,
+    pub window_ns: u64,
+    pub switches: u64,
+    pub busy_total_ns: u64,
+    pub sample_ns: u64,
+    pub samples_from_ns: u64,
+}
+
+impl RunResult {
+    /// Fairness of GPU time among the active VMs.
+    pub fn fairness_busy(&self) -> Fairness {
+        metrics::fairness(
+            self.vms
+                .iter()
+                .filter(|v| v.active)
+                .map(|v| (v.weight as u64, v.busy_ns)),
+        )
+    }
+
+    /// Fairness of frame rates among the active VMs (frames x 1000 for resolution).
+    pub fn fairness_frames(&self) -> Fairness {
+        metrics::fairness(
+            self.vms
+                .iter()
+                .filter(|v| v.active)
+                .map(|v| (v.weight as u64, v.frames)),
+        )
+    }
+
+    pub fn utilisation(&self) -> f64 {
+        self.busy_total_ns as f64 / self.window_ns.max(1) as f64
+    }
+
+    pub fn per_s(&self, n: u64) -> f64 {
+        n as f64 * 1e9 / self.window_ns.max(1) as f64
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Complete(usize),
+    Submit(usize),
+    Start(usize),
+    Stop(usize),
+    Timer,
+    Wake,
+}
+
+struct Vm {
+    spec: VmSpec,
+    q: VecDeque<(u64, u64)>,
+    outstanding: u32,
+    started: bool,
+    cpu_ns: u64,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Runs one simulation.
+pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
+    let mut s: Box<Scheduler<CAP>> = Box::default();
+    s.set_policy(cfg.policy, 0).expect("policy");
+    s.set_tunable(Tunable::Throttle, cfg.throttle as u64, 0)
+        .expect("throttle");
+    for &(t, v) in &cfg.tunables {
+        s.set_tunable(t, v, 0)
+            .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", t.name()));
+    }
+    let mut rng = Rng(cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut vms: Vec<Vm> = specs
+        .iter()
+        .map(|sp| Vm {
+            spec: sp.clone(),
+            q: VecDeque::new(),
+            outstanding: 0,
+            started: false,
+            cpu_ns: 0,
+        })
+        .collect();
+    let mut res: Vec<VmResult> = specs
+        .iter()
+        .map(|sp| VmResult {
+            name: sp.name.clone(),
+            weight: sp.weight,
+            ..Default::default()
+        })
+        .collect();
+    let nsamples =
+        ((cfg.duration_ns.saturating_sub(cfg.warmup_ns)) / cfg.sample_ns.max(1)) as usize + 1;
+    for r in res.iter_mut() {
+        r.series = vec![0.0; nsamples];
+    }
+    let mut engines: Vec<Option<(usize, u64, u64)>> = vec![None; cfg.engines];
+    let mut heap: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut push = |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>, t: u64, e: Ev| {
+        seq += 1;
+        heap.push(Reverse((t, seq, e)));
+    };
+    for (i, sp) in specs.iter().enumerate() {
+        s.create(i, sp.weight, sp.gm_mb).expect("create");
+        push(&mut heap, sp.start_ns, Ev::Start(i));
+        if let Some(t) = sp.stop_ns {
+            push(&mut heap, t, Ev::Stop(i));
+        }
+    }
+    let mut timer_at = u64::MAX;
+    let mut switch_until = 0u64;
+    let mut busy_total = 0u64;
+    let (w0, w1) = (cfg.warmup_ns, cfg.duration_ns);
+
+    // Attributes [a, b) of GPU time of vm to the window and samples.
+    let account = |res: &mut Vec<VmResult>, busy_total: &mut u64, vm: usize, a: u64, b: u64| {
+        let (a, b) = (a.max(w0), b.min(w1));
+        if a >= b {
+            return;
+        }
+        res[vm].busy_ns += b - a;
+        *busy_total += b - a;
+        let mut t = a;
+        while t < b {
+            let k = ((t - w0) / cfg.sample_ns) as usize;
+            let end = (w0 + (k as u64 + 1) * cfg.sample_ns).min(b);
+            if let Some(x) = res[vm].series.get_mut(k) {
+                *x += (end - t) as f64 / cfg.sample_ns as f64;
+            }
+            t = end;
+        }
+    };
+
+    let mut now = 0u64;
+    loop {
+        // Drive the core like the kernel would.
+        let inflight = engines.iter().any(|e| e.is_some());
+        if !inflight && now >= switch_until && (s.current().is_none() || s.need_resched(now)) {
+            let prev = s.current();
+            match s.pick(now).expect("pick") {
+                Pick::Run { switched, .. }
+                    if switched && prev.is_some() && cfg.switch_cost_ns > 0 =>
+                {
+                    switch_until = now + cfg.switch_cost_ns;
+                    push(&mut heap, switch_until, Ev::Wake);
+                }
+                _ => {}
+            }
+        }
+        if now >= switch_until {
+            for (e, slot) in engines.iter_mut().enumerate() {
+                if slot.is_some() {
+                    continue;
+                }
+                if let Some(id) = s.next_vgpu(e, now) {
+                    let Some((qa, svc)) = vms[id].q.pop_front() else {
+                        panic!("core and simulator disagree on the queue of {id}");
+                    };
+                    s.dispatched(id, e, qa, now).expect("dispatched");
+                    if now >= w0 && now < w1 {
+                        res[id].lat.push(now - qa);
+                    }
+                    *slot = Some((id, now + svc, svc));
+                    push(&mut heap, now + svc, Ev::Complete(e));
+                }
+            }
+        }
+        let t = s.next_timer(now);
+        if t != timer_at {
+            timer_at = t;
+            push(&mut heap, t, Ev::Timer);
+        }
+        let Some(Reverse((t, _, ev))) = heap.pop() else {
+            break;
+        };
+        if t > cfg.duration_ns {
+            break;
+        }
+        now = t;
+        match ev {
+            Ev::Timer => {
+                if t == timer_at {
+                    timer_at = u64::MAX;
+                }
+                // Stale timers are harmless: tick() acts only on due work.
+                s.tick(now);
+            }
+            Ev::Wake => {}
+            Ev::Start(i) => {
+                s.start(i, now).expect("start");
+                vms[i].started = true;
+                match vms[i].spec.load {
+                    Load::Frames { think_ns, .. } => push(&mut heap, now + think_ns, Ev::Submit(i)),
+                    Load::Idle => {}
+                    _ => push(&mut heap, now, Ev::Submit(i)),
+                }
+            }
+            Ev::Stop(i) => {
+                s.stop(i, now).expect("stop");
+                vms[i].started = false;
+                vms[i].q.clear();
+            }
+            Ev::Submit(i) => {
+                if !vms[i].started {
+                    continue;
+                }
+                let e = vms[i].spec.engine.min(cfg.engines - 1);
+                let add = |vm: &mut Vm, svc: u64, s: &mut Scheduler<CAP>| {
+                    vm.q.push_back((now, svc));
+                    vm.outstanding += 1;
+                    vm.cpu_ns += vm.spec.cpu_per_block_ns;
+                    s.queued(i, e, now).expect("queued");
+                    s.transferred(i, vm.spec.bytes_per_block).expect("bytes");
+                };
+                match vms[i].spec.load.clone() {
+                    Load::Frames {
+                        think_ns,
+                        blocks,
+                        svc_ns,
+                        jitter_pct,
+                    } => {
+                        vms[i].cpu_ns += think_ns;
+                        for _ in 0..blocks {
+                            let j = if jitter_pct > 0 {
+                                let span = svc_ns * jitter_pct / 100;
+                                svc_ns - span + rng.next() % (2 * span + 1)
+                            } else {
+                                svc_ns
+                            };
+                            add(&mut vms[i], j, &mut s);
+                        }
+                    }
+                    Load::Saturate { depth, svc_ns } => {
+                        while (vms[i].q.len() as u32) < depth {
+                            add(&mut vms[i], svc_ns, &mut s);
+                        }
+                    }
+                    Load::Open { period_ns, svc_ns } => {
+                        add(&mut vms[i], svc_ns, &mut s);
+                        push(&mut heap, now + period_ns, Ev::Submit(i));
+                    }
+                    Load::Sync { svc_ns, .. } => add(&mut vms[i], svc_ns, &mut s),
+                    Load::Idle => {}
+                }
+                let c = vms[i].cpu_ns;
+                s.cpu_time(i, c).expect("cpu");
+                if now >= w0 && now < w1 {
+                    res[i].active = true;
+                }
+            }
+            Ev::Complete(e) => {
+                let Some((id, end, svc)) = engines[e].take() else {
+                    continue;
+                };
+                debug_assert_eq!(end, now);
+                s.completed(id, e, svc, now).expect("completed");
+                account(&mut res, &mut busy_total, id, now - svc, now);
+                if now > w0 && now <= w1 {
+                    res[id].completed += 1;
+                }
+                let vm = &mut vms[id];
+                vm.outstanding = vm.outstanding.saturating_sub(1);
+                if !vm.started {
+                    continue;
+                }
+                match vm.spec.load {
+                    Load::Frames { think_ns, .. } if vm.outstanding == 0 && vm.q.is_empty() => {
+                        if now > w0 && now <= w1 {
+                            res[id].frames += 1;
+                        }
+                        push(&mut heap, now + think_ns, Ev::Submit(id));
+                    }
+                    Load::Saturate { .. } => push(&mut heap, now, Ev::Submit(id)),
+                    Load::Sync { gap_ns, .. } => {
+                        if now > w0 && now <= w1 {
+                            res[id].frames += 1;
+                        }
+                        vm.cpu_ns += gap_ns;
+                        push(&mut heap, now + gap_ns, Ev::Submit(id));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for (i, r) in res.iter_mut().enumerate() {
+        r.cpu_ns = vms[i].cpu_ns;
+    }
+    RunResult {
+        vms: res,
+        window_ns: w1.saturating_sub(w0),
+        switches: s.gpu_stats().switches,
+        busy_total_ns: busy_total,
+        sample_ns: cfg.sample_ns,
+        samples_from_ns: w0,
+    }
+}

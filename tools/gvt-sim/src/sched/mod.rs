@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The scheduling simulator: engine, scenarios, reports and plots.
+
+pub mod engine;
+pub mod plot;
+pub mod report;
+pub mod scenarios;

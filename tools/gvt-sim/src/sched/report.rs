@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Reports: the reproductions as text tables.
+
+use super::engine::{run, Config, RunResult, MS};
+use super::scenarios::{self, FIG11_SIZES_US};
+use gvt_core::sched::{metrics, Pick, Policy, Scheduler, Tunable};
+use std::fmt::Write;
+
+/// A policy with the throttle option.
+#[derive(Clone, Copy, Debug)]
+pub struct Variant {
+    pub policy: Policy,
+    pub throttle: bool,
+}
+
+impl Variant {
+    pub fn name(&self) -> String {
+        if self.throttle {
+            format!("{}+thr", self.policy.name())
+        } else {
+            self.policy.name().to_string()
+        }
+    }
+}
+
+/// Every variant compared side by side.
+pub const VARIANTS: &[Variant] = &[
+    Variant {
+        policy: Policy::Tbs,
+        throttle: false,
+    },
+    Variant {
+        policy: Policy::Tbs,
+        throttle: true,
+    },
+    Variant {
+        policy: Policy::Vmcg,
+        throttle: false,
+    },
+    Variant {
+        policy: Policy::Vmcg,
+        throttle: true,
+    },
+    Variant {
+        policy: Policy::Sfq,
+        throttle: false,
+    },
+];
+
+/// Plain aligned text table.
+pub fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i < w.len() {
+                w[i] = w[i].max(c.len());
+            }
+        }
+    }
+    let mut o = String::new();
+    let line = |o: &mut String, cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(s, "{:<width$}", c, width = w[i]);
+            } else {
+                let _ = write!(s, "  {:>width$}", c, width = w[i]);
+            }
+        }
+        o.push_str(s.trim_end());
+        o.push('\n');
+    };
+    line(&mut o, head.to_vec());
+    line(
+        &mut o,
+        w.iter()
+            .map(|&n| "-".repeat(n))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|s| s.as_str())
+            .collect(),
+    );
+    for r in rows {
+        line(&mut o, r.iter().map(|s| s.as_str()).collect());
+    }
+    o
+}
+
+fn f3(ppm: u32) -> String {
+    format!("{:.4}", ppm as f64 / 1e6)
+}
+
+/// Per-VM table of one run.
+pub fn run_table(r: &RunResult) -> String {
+    let total_w: u64 = r
+        .vms
+        .iter()
+        .filter(|v| v.active)
+        .map(|v| v.weight as u64)
+        .sum();
+    let rows: Vec<Vec<String>> = r
+        .vms
+        .iter()
+        .map(|v| {
+            let ent = if v.active {
+                v.weight as f64 / total_w.max(1) as f64
+            } else {
+                0.0
+            };
+            let share = v.busy_ns as f64 / r.busy_total_ns.max(1) as f64;
+            vec![
+                v.name.clone(),
+                v.weight.to_string(),
+                format!("{:.1}", ent * 100.0),
+                format!("{:.1}", share * 100.0),
+                format!("{:.1}", v.busy_ns as f64 / 1e6),
+                format!("{:.1}", r.per_s(v.frames)),
+                format!("{:.1}", r.per_s(v.completed)),
+                format!("{:.0}", v.lat_mean_us()),
+                format!("{:.0}", v.lat_p99_us()),
+            ]
+        })
+        .collect();
+    let mut o = table(
+        &[
+            "vm",
+            "weight",
+            "entitled%",
+            "share%",
+            "busy_ms",
+            "frames/s",
+            "wl/s",
+            "lat_us",
+            "p99_us",
+        ],
+        &rows,
+    );
+    let f = r.fairness_busy();
+    let _ = writeln!(
+        o,
+        "GPU busy {:.1}%  switches {}  lambda {}  min-max {}  jain {}  (GPU time, active VMs)",
+        r.utilisation() * 100.0,
+        r.switches,
+        f3(f.lambda_ppm),
+        f3(f.min_max_ppm),
+        f3(f.jain_ppm)
+    );
+    o
+}
+
+/// Runs scenario `name` under every variant and prints one row each.
+pub fn compare(name: &str, base: &Config, bg_us: u64) -> String {
+    let sc = scenarios::get(name, bg_us).expect("scenario");
+    let mut rows = Vec::new();
+    for v in VARIANTS {
+        let cfg = Config {
+            policy: v.policy,
+            throttle: v.throttle,
+            ..base.clone()
+        };
+        let r = run(&sc.vms, &cfg);
+        let f = r.fairness_busy();
+        let frames = r.vms.iter().filter(|v| v.active).all(|v| v.frames > 0);
+        let ff = r.fairness_frames();
+        let mut row = vec![
+            v.name(),
+            if frames {
+                f3(ff.lambda_ppm)
+            } else {
+                "-".into()
+            },
+            f3(f.lambda_ppm),
+            f3(f.min_max_ppm),
+            f3(f.jain_ppm),
+            format!("{:.1}", r.utilisation() * 100.0),
+            r.switches.to_string(),
+        ];
+        let tot = r.busy_total_ns.max(1) as f64;
+        row.push(
+            r.vms
+                .iter()
+                .map(|v| format!("{:.1}", v.busy_ns as f64 / tot * 100.0))
+                .collect::<Vec<_>>()
+                .join("/"),
+        );
+        rows.push(row);
+    }
+    let mut o = format!("# {} ({})\n", sc.name, sc.about);
+    o.push_str(&table(
+        &[
+            "policy",
+            "lambda(fps)",
+            "lambda",
+            "min-max",
+            "jain",
+            "busy%",
+            "switches",
+            "share% per VM",
+        ],
+        &rows,
+    ));
+    o
+}
+
+/// FairGV Fig. 4: the trace of start tags, driven through the core.
+pub fn fig4() -> String {
+    let mut s: Box<Scheduler<4>> = Box::default();
+    s.set_policy(Policy::Sfq, 0).unwrap();
+    s.set_tunable(Tunable::SfqSliceUs, 10_000, 0).unwrap();
+    s.create(0, 1, 0).unwrap();
+    s.create(1, 2, 0).unwrap();
+    s.start(0, 0).unwrap();
+    s.start(1, 0).unwrap();
+    for _ in 0..3 {
+        s.queued(0, 0, 0).unwrap();
+    }
+    for _ in 0..20 {
+        s.queued(1, 0, 0).unwrap();
+    }
+    let tag = |s: &Scheduler<4>, i| s.stats(i).unwrap().vtag_ns as f64 / 1e6;
+    let mut rows = Vec::new();
+    let mut t = 0u64;
+    while t <= 110 * MS {
+        // pick() first charges the previous quantum: the tags shown are the
+        // ones the decision at t is based on.
+        let Pick::Run { vgpu, .. } = s.pick(t).unwrap() else {
+            break;
+        };
+        let mut note = String::new();
+        if vgpu == 0 && t == 60 * MS {
+            note = "vGPU1 blocks at 70".into();
+        }
+        let (s1, s2) = (tag(&s, 0), tag(&s, 1));
+        assert_eq!(s.next_vgpu(0, t), Some(vgpu));
+        s.dispatched(vgpu, 0, 0, t).unwrap();
+        if t == 100 * MS {
+            s.queued(0, 0, 105 * MS).unwrap();
+            note = format!("vGPU1 wakes at 105: S1 <- V = {}", tag(&s, 0));
+        }
+        s.completed(vgpu, 0, 10 * MS, t + 10 * MS).unwrap();
+        rows.push(vec![
+            format!("{}", t / MS),
+            format!("{s1}"),
+            format!("{s2}"),
+            format!("vGPU{}", vgpu + 1),
+            note,
+        ]);
+        t += 10 * MS;
+    }
+    let mut o =
+        String::from("# FairGV Fig. 4: weights 1:2, 10 ms slices (tags in ms of virtual time)\n");
+    o.push_str(&table(&["t (ms)", "S1", "S2", "runs", ""], &rows));
+    o
+}
+
+/// VMCG Table 2 (Rodinia times in s): name, gVirt, VMCG, rCUDA triples and reported lambdas.
+/// (benchmark, gVirt times, gVirt lambda, VMCG times, VMCG lambda, rCUDA times, rCUDA lambda).
+type Table2Row = (&'static str, [f64; 3], f64, [f64; 3], f64, [f64; 3], f64);
+
+const TABLE2: &[Table2Row] = &[
+    (
+        "Srad",
+        [1.78, 1.506, 1.466],
+        0.078,
+        [1.448, 1.412, 1.4],
+        0.013,
+        [0.325, 0.462, 0.309],
+        0.156,
+    ),
+    (
+        "Backprop",
+        [0.256, 0.19, 0.253],
+        0.135,
+        [0.206, 0.216, 0.212],
+        0.017,
+        [0.319, 0.371, 0.294],
+        0.083,
+    ),
+    (
+        "Hotspot3D",
+        [0.436, 0.683, 0.347],
+        0.232,
+        [0.373, 0.345, 0.365],
+        0.03,
+        [0.354, 0.346, 0.239],
+        0.179,
+    ),
+    (
+        "Nw",
+        [0.403, 0.316, 0.393],
+        0.106,
+        [0.377, 0.393, 0.384],
+        0.014,
+        [0.568, 0.76, 0.777],
+        0.14,
+    ),
+    (
+        "Bfs",
+        [1.978, 2.052, 1.726],
+        0.07,
+        [1.658, 1.694, 1.596],
+        0.02,
+        [2.736, 2.828, 2.247],
+        0.098,
+    ),
+    (
+        "LavaMD",
+        [3.063, 3.065, 2.066],
+        0.185,
+        [2.239, 2.124, 2.102],
+        0.026,
+        [0.853, 0.636, 0.981],
+        0.169,
+    ),
+    (
+        "Leukocyte",
+        [4.858, 5.292, 4.876],
+        0.037,
+        [4.803, 4.956, 4.911],
+        0.012,
+        [1.125, 1.07, 0.981],
+        0.051,
+    ),
+    (
+        "Particlefilter",
+        [0.202, 0.24, 0.195],
+        0.083,
+        [0.202, 0.204, 0.189],
+        0.032,
+        [0.187, 0.218, 0.219],
+        0.069,
+    ),
+    (
+        "Nn",
+        [0.132, 0.171, 0.153],
+        0.093,
+        [0.162, 0.139, 0.158],
+        0.063,
+        [0.184, 0.208, 0.158],
+        0.097,
+    ),
+    (
+        "B+tree",
+        [0.207, 0.168, 0.165],
+        0.093,
+        [0.164, 0.171, 0.168],
+        0.015,
+        [0.285, 0.224, 0.334],
+        0.147,
+    ),
+    (
+        "Dwt2d",
+        [0.451, 0.418, 0.369],
+        0.074,
+        [0.458, 0.434, 0.44],
+        0.021,
+        [0.251, 0.271, 0.23],
+        0.057,
+    ),
+    (
+        "Hotspot",
+        [1.172, 1.127, 1.172],
+        0.018,
+        [1.144, 1.13, 1.123],
+        0.007,
+        [0.442, 0.437, 0.421],
+        0.019,
+    ),
+    (
+        "Pathfinder",
+        [0.302, 0.284, 0.338],
+        0.062,
+        [0.296, 0.287, 0.295],
+        0.013,
+        [0.376, 0.39, 0.399],
+        0.021,
+    ),
+    (
+        "Gaussian",
+        [0.287, 0.199, 0.197],
+        0.154,
+        [0.194, 0.193, 0.199],
+        0.012,
+        [0.15, 0.108, 0.193],
+        0.211,
+    ),
+];
+
+/// Lambda at equal weights of three run times, throughput = 1 / time.
+pub fn lambda_from_times(t: [f64; 3]) -> f64 {
+    let g = t.map(|x| (1e15 / (x * 1e6).round()) as u64);
+    metrics::fairness(g.iter().map(|&g| (1u64, g))).lambda_ppm as f64 / 1e6
+}
+
+/// VMCG: worked example through the core, lambda of the teapot FPS, Table 2.
+pub fn vmcg() -> String {
+    let mut o = String::from("# VMCG worked example (Sec. 6.3) through the core\n");
+    let mut s: Box<Scheduler<4>> = Box::default();
+    s.set_policy(Policy::Vmcg, 0).unwrap();
+    for (id, n, cpu) in [(0usize, 34, 16u64), (1, 33, 15), (2, 33, 15)] {
+        s.create(id, 1, 512).unwrap();
+        s.start(id, 0).unwrap();
+        for _ in 0..n {
+            s.queued(id, 0, 0).unwrap();
+        }
+        s.cpu_time(id, cpu * MS).unwrap();
+    }
+    let mut rows = Vec::new();
+    let mut order = Vec::new();
+    for _ in 0..3 {
+        if let Ok(Pick::Run { vgpu, .. }) = s.pick(100 * MS) {
+            order.push(vgpu);
+        }
+    }
+    for (id, name) in [(0, "DomU1 teapot"), (1, "DomU2 gear"), (2, "DomU3 gear")] {
+        let st = s.stats(id).unwrap();
+        rows.push(vec![
+            name.to_string(),
+            st.queue_depth.to_string(),
+            format!("{}", st.cpu_ns / MS),
+            st.credits.to_string(),
+            format!("{}", st.slice_ns / MS),
+        ]);
+    }
+    o.push_str(&table(
+        &["DomU", "pending", "cpu_ms/100ms", "credits", "slice_ms"],
+        &rows,
+    ));
+    let _ = writeln!(
+        o,
+        "service order: {:?} (descending slice)\n",
+        order.iter().map(|i| i + 1).collect::<Vec<_>>()
+    );
+    o.push_str("# lambda from the teapot FPS (Fig. 5c)\n");
+    let l = |f: [u64; 3]| metrics::fairness(f.iter().map(|&x| (1, x))).lambda_ppm as f64 / 1e6;
+    let rows = vec![
+        vec![
+            "gVirt".into(),
+            "199.0 227.0 248.0".into(),
+            "0.09".into(),
+            format!("{:.4}", l([1990, 2270, 2480])),
+        ],
+        vec![
+            "VMCG".into(),
+            "240.6 237.1 237.0".into(),
+            "0.01".into(),
+            format!("{:.4}", l([2406, 2371, 2370])),
+        ],
+    ];
+    o.push_str(&table(&["system", "FPS", "reported", "recomputed"], &rows));
+    o.push_str("\n# Table 2 lambda recomputed from the run times (G = 1/time, weights 1:1:1)\n");
+    let mut rows = Vec::new();
+    let mut sums = [0.0f64; 6];
+    for (name, g, lg, v, lv, r, lr) in TABLE2 {
+        let c = [
+            lambda_from_times(*g),
+            lambda_from_times(*v),
+            lambda_from_times(*r),
+        ];
+        for (k, x) in [*lg, c[0], *lv, c[1], *lr, c[2]].iter().enumerate() {
+            sums[k] += x;
+        }
+        rows.push(vec![
+            name.to_string(),
+            format!("{lg:.3}"),
+            format!("{:.3}", c[0]),
+            format!("{lv:.3}"),
+            format!("{:.3}", c[1]),
+            format!("{lr:.3}"),
+            format!("{:.3}", c[2]),
+        ]);
+    }
+    let n = TABLE2.len() as f64;
+    rows.push(sums.iter().map(|x| format!("{:.4}", x / n)).fold(
+        vec!["mean".to_string()],
+        |mut v, x| {
+            v.push(x);
+            v
+        },
+    ));
+    o.push_str(&table(
+        &[
+            "benchmark",
+            "gVirt rep",
+            "gVirt calc",
+            "VMCG rep",
+            "VMCG calc",
+            "rCUDA rep",
+            "rCUDA calc",
+        ],
+        &rows,
+    ));
+    o
+}
+
+/// gvt-linux #187 for every variant.
+pub fn issue187(base: &Config) -> String {
+    let alone = scenarios::get("issue187-alone", 0).unwrap();
+    let with = scenarios::get("issue187", 0).unwrap();
+    let mut rows = Vec::new();
+    for v in VARIANTS {
+        let cfg = Config {
+            policy: v.policy,
+            throttle: v.throttle,
+            ..base.clone()
+        };
+        let a = run(&alone.vms, &cfg);
+        let b = run(&with.vms, &cfg);
+        let fa = a.per_s(a.vms[0].frames);
+        let fb = b.per_s(b.vms[0].frames);
+        rows.push(vec![
+            v.name(),
+            format!("{fa:.1}"),
+            format!("{fb:.1}"),
+            format!("{:.1}", (1.0 - fb / fa) * 100.0),
+            format!("{:.1}", b.utilisation() * 100.0),
+        ]);
+    }
+    let mut o = String::from(
+        "# gvt-linux #187: busy frame VM alone vs with a started, idle second VM (weights 4:4)\n",
+    );
+    o.push_str(&table(
+        &[
+            "policy",
+            "FPS alone",
+            "FPS w/ idle VM",
+            "loss %",
+            "GPU busy %",
+        ],
+        &rows,
+    ));
+    o
+}
+
+/// FairGV Fig. 11: foreground normalised run time vs background kernel size.
+pub fn fig11(base: &Config) -> String {
+    let mut head = vec!["bg kernel (us)".to_string()];
+    head.extend(VARIANTS.iter().map(|v| v.name()));
+    let mut rows = Vec::new();
+    let mut alone_rate = Vec::new();
+    for v in VARIANTS {
+        let cfg = Config {
+            policy: v.policy,
+            throttle: v.throttle,
+            ..base.clone()
+        };
+        let a = run(&scenarios::get("fig11-alone", 0).unwrap().vms, &cfg);
+        alone_rate.push(a.per_s(a.vms[0].frames));
+    }
+    for &k in FIG11_SIZES_US {
+        let sc = scenarios::get("fig11", k).unwrap();
+        let mut row = vec![k.to_string()];
+        for (i, v) in VARIANTS.iter().enumerate() {
+            let cfg = Config {
+                policy: v.policy,
+                throttle: v.throttle,
+                ..base.clone()
+            };
+            let r = run(&sc.vms, &cfg);
+            let rate = r.per_s(r.vms[0].frames);
+            let share = r.vms[0].busy_ns as f64 / r.busy_total_ns.max(1) as f64;
+            row.push(format!(
+                "{:.2} ({:.0}%)",
+                alone_rate[i] / rate.max(1e-9),
+                share * 100.0
+            ));
+        }
+        rows.push(row);
+    }
+    let mut o = String::from(
+        "# FairGV Fig. 11 shape: foreground 207 us synchronous kernels vs background batches, weights 1:1\n\
+         # cell: foreground normalised run time (alone rate / shared rate; 2.0 = fair share), (foreground GPU share)\n",
+    );
+    let h: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
+    o.push_str(&table(&h, &rows));
+    let _ = writeln!(o, "foreground alone: {:.0} kernels/s", alone_rate[0]);
+    o
+}
+
+/// The weighted mixes, every variant.
+pub fn mixes(base: &Config) -> String {
+    let mut o = String::new();
+    for name in [
+        "mix123-short",
+        "mix123-long",
+        "mix123-mixed",
+        "mix122334-short",
+        "mix122334-long",
+        "mix122334-mixed",
+    ] {
+        o.push_str(&compare(name, base, 0));
+        o.push('\n');
+    }
+    o
+}
+
+/// `--set` parsing helper: `name=value`.
+pub fn parse_set(s: &str) -> Result<(Tunable, u64), String> {
+    let (k, v) = s.split_once('=').ok_or("expected name=value")?;
+    let t = Tunable::from_name(k).ok_or_else(|| format!("unknown tunable {k}"))?;
+    let v = v.parse::<u64>().map_err(|e| format!("{k}: {e}"))?;
+    Ok((t, v))
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Built-in scenarios: the papers' experiments in the shape a DES can reproduce.
+
+use super::engine::{Config, Load, VmSpec, MS, US};
+
+/// A named workload mix with its default settings.
+pub struct Scenario {
+    pub name: String,
+    pub about: &'static str,
+    pub vms: Vec<VmSpec>,
+    pub cfg: Config,
+}
+
+fn sat(name: &str, w: u32, svc: u64) -> VmSpec {
+    VmSpec::new(
+        name,
+        w,
+        Load::Saturate {
+            depth: 2,
+            svc_ns: svc,
+        },
+    )
+}
+
+/// FairGV-style weighted mixes: `weights`, workload size per VM.
+fn mix(name: &str, about: &'static str, weights: &[u32], sizes: &[u64]) -> Scenario {
+    let vms = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| sat(&format!("vm{}-w{}", i + 1, w), w, sizes[i % sizes.len()]))
+        .collect();
+    Scenario {
+        name: name.to_string(),
+        about,
+        vms,
+        cfg: Config::default(),
+    }
+}
+
+/// Names of every scenario, for `list` and `all`.
+pub const NAMES: &[&str] = &[
+    "issue187",
+    "issue187-alone",
+    "teapot",
+    "mix123-short",
+    "mix123-long",
+    "mix123-mixed",
+    "mix122334-short",
+    "mix122334-long",
+    "mix122334-mixed",
+    "fig11",
+    "fig11-alone",
+    "joinleave",
+];
+
+/// Background kernel sizes of the FairGV Fig. 11 sweep, us.
+pub const FIG11_SIZES_US: &[u64] = &[21, 51, 102, 172, 285, 391, 800, 1605, 5000];
+
+/// Builds scenario `name` (`fig11` takes the background size from `bg_us`).
+pub fn get(name: &str, bg_us: u64) -> Option<Scenario> {
+    let s = match name {
+        "issue187" | "issue187-alone" => {
+            // gvt-linux #187: Heaven at ~66 FPS alone; a second guest merely
+            // started (GVTg_V5_4 type, weight 4 each).
+            let mut vms = vec![VmSpec::new(
+                "busy",
+                4,
+                Load::Frames {
+                    think_ns: 2500 * US,
+                    blocks: 5,
+                    svc_ns: 2500 * US,
+                    jitter_pct: 20,
+                },
+            )];
+            if name == "issue187" {
+                vms.push(VmSpec::new("idle", 4, Load::Idle));
+            }
+            Scenario {
+                name: name.into(),
+                about: "gvt-linux #187: one busy frame VM, a second VM started but idle",
+                vms,
+                cfg: Config {
+                    warmup_ns: 3000 * MS,
+                    ..Config::default()
+                },
+            }
+        }
+        "teapot" => {
+            // VMCG Sec. 6.3: teapot in DomU1 (16 units of CPU per frame),
+            // gear in DomU2/3 (15 units), weights 1:1:1, ~238 FPS each.
+            let f = |name: &str, think: u64| {
+                let mut v = VmSpec::new(
+                    name,
+                    1,
+                    Load::Frames {
+                        think_ns: think,
+                        blocks: 4,
+                        svc_ns: 350 * US,
+                        jitter_pct: 30,
+                    },
+                );
+                v.cpu_per_block_ns = 0;
+                v
+            };
+            Scenario {
+                name: name.into(),
+                about: "VMCG teapot/gear: 3 DomUs, closed-loop frames, CPU 16:15:15, weights 1:1:1",
+                vms: vec![
+                    f("teapot", 1600 * US),
+                    f("gear-1", 1500 * US),
+                    f("gear-2", 1500 * US),
+                ],
+                cfg: Config::default(),
+            }
+        }
+        "mix123-short" => mix(
+            name,
+            "FairGV Fig. 8 weights 1:2:3, 200 us workloads",
+            &[1, 2, 3],
+            &[200 * US],
+        ),
+        "mix123-long" => mix(name, "weights 1:2:3, 5 ms workloads", &[1, 2, 3], &[5 * MS]),
+        "mix123-mixed" => mix(
+            name,
+            "weights 1:2:3, workloads 0.2/5/1 ms",
+            &[1, 2, 3],
+            &[200 * US, 5 * MS, MS],
+        ),
+        "mix122334-short" => mix(
+            name,
+            "FairGV Fig. 9 weights 1:2:2:3:3:4, 200 us workloads",
+            &[1, 2, 2, 3, 3, 4],
+            &[200 * US],
+        ),
+        "mix122334-long" => mix(
+            name,
+            "weights 1:2:2:3:3:4, 5 ms workloads",
+            &[1, 2, 2, 3, 3, 4],
+            &[5 * MS],
+        ),
+        "mix122334-mixed" => mix(
+            name,
+            "weights 1:2:2:3:3:4, workloads 0.2/5/1 ms",
+            &[1, 2, 2, 3, 3, 4],
+            &[200 * US, 5 * MS, MS],
+        ),
+        "fig11" | "fig11-alone" => {
+            // FairGV Fig. 11: foreground MM (207 us kernels, synchronous),
+            // background MM with kernels of bg_us, equal weights.
+            let mut vms = vec![VmSpec::new(
+                "fg-207us",
+                1,
+                Load::Sync {
+                    gap_ns: 20 * US,
+                    svc_ns: 207 * US,
+                },
+            )];
+            if name == "fig11" {
+                vms.push(VmSpec::new(
+                    &format!("bg-{bg_us}us"),
+                    1,
+                    Load::Saturate {
+                        depth: 8,
+                        svc_ns: bg_us * US,
+                    },
+                ));
+            }
+            Scenario {
+                name: name.into(),
+                about: "FairGV Fig. 11: synchronous foreground vs background with long batches",
+                vms,
+                cfg: Config::default(),
+            }
+        }
+        "joinleave" => {
+            let mut fr = VmSpec::new(
+                "frames-w2",
+                2,
+                Load::Frames {
+                    think_ns: 4 * MS,
+                    blocks: 6,
+                    svc_ns: 1500 * US,
+                    jitter_pct: 20,
+                },
+            );
+            fr.gm_mb = 1024;
+            Scenario {
+                name: name.into(),
+                about: "joins and leaves: frames w2, batch w1, long batches w2 join at 3 s and leave at 7 s, open-loop w1 joins at 5 s",
+                vms: vec![
+                    fr,
+                    sat("batch-w1", 1, MS),
+                    sat("long-w2", 2, 8 * MS).at(3000, Some(7000)),
+                    VmSpec::new(
+                        "open-w1",
+                        1,
+                        Load::Open {
+                            period_ns: 2 * MS,
+                            svc_ns: 1500 * US,
+                        },
+                    )
+                    .at(5000, None),
+                ],
+                cfg: Config {
+                    warmup_ns: 0,
+                    duration_ns: 10_000 * MS,
+                    ..Config::default()
+                },
+            }
+        }
+        _ => return None,
+    };
+    Some(s)
+}
