@@ -180,3 +180,25 @@ pub fn lower_bound(sizes: &[u16], m: u16, trace: &[u8]) -> u64 {
     }
     total
 }
+
+/// High-GM copies of a static placement over `trace`, slot by slot (for
+/// cases too large for [`subset_costs`]).
+pub fn placement_cost_direct(sizes: &[u16], starts: &[u16], m: u16, trace: &[u8]) -> u64 {
+    let mut total = 0;
+    for s in 0..m {
+        let mask: u64 = sizes
+            .iter()
+            .zip(starts)
+            .enumerate()
+            .filter(|(_, (&z, &p))| p <= s && s < p + z)
+            .fold(0, |a, (i, _)| a | 1 << i);
+        let mut last = u8::MAX;
+        for &v in trace {
+            if mask >> v & 1 == 1 && v != last {
+                total += 1;
+                last = v;
+            }
+        }
+    }
+    total
+}

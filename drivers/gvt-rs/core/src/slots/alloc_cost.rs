@@ -79,18 +79,32 @@ const NO_GAP: Gap = Gap {
 /// exact for the history, and usually a few dozen classes instead of
 /// [`HISTORY`](super::HISTORY) entries.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Gaps {
-    list: [Gap; super::pool::HISTORY],
+pub(crate) struct Gaps<const H: usize> {
+    list: [Gap; H],
     len: usize,
     switches: usize,
 }
 
-impl Gaps {
+/// Borrowed view of [`Gaps`] the estimator reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GapView<'a> {
+    list: &'a [Gap],
+    switches: usize,
+}
+
+impl<const H: usize> Gaps<H> {
     pub(crate) const fn new() -> Self {
         Gaps {
-            list: [NO_GAP; super::pool::HISTORY],
+            list: [NO_GAP; H],
             len: 0,
             switches: 0,
+        }
+    }
+
+    pub(crate) fn view(&self) -> GapView<'_> {
+        GapView {
+            list: self.list.get(..self.len).unwrap_or(&[]),
+            switches: self.switches,
         }
     }
 
@@ -133,12 +147,12 @@ impl Gaps {
             }
         }
     }
+}
 
+impl GapView<'_> {
     /// Copies a slot shared by `mask` would have needed over the history.
     fn runs(&self, mask: u64) -> u64 {
         self.list
-            .get(..self.len)
-            .unwrap_or(&[])
             .iter()
             .filter(|g| mask & bit(g.v) != 0 && mask & g.others != 0)
             .fold(0u64, |a, g| a.saturating_add(u64::from(g.count)))
@@ -153,13 +167,13 @@ pub const MIN_HISTORY: usize = 64;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Est<'a, const V: usize> {
     pub freq: [u32; V],
-    pub gaps: Option<&'a Gaps>,
+    pub gaps: Option<GapView<'a>>,
     /// Sum of the rates (scales history runs to copies per period).
     total: u64,
 }
 
 impl<'a, const V: usize> Est<'a, V> {
-    pub(crate) fn new(items: &Items<V>, gaps: Option<&'a Gaps>) -> Self {
+    pub(crate) fn new(items: &Items<V>, gaps: Option<GapView<'a>>) -> Self {
         let freq = freq_table(items);
         let total = freq
             .iter()
@@ -339,7 +353,7 @@ pub(crate) fn improve<const V: usize, const M: usize>(
     home: &Items<V>,
     m: u16,
     pct: u32,
-    gaps: Option<&Gaps>,
+    gaps: Option<GapView<'_>>,
 ) -> u64 {
     items.sort_by(by_freq_desc);
     let est = Est::new(items, gaps);
@@ -418,7 +432,7 @@ pub(crate) fn replace<const V: usize, const M: usize>(
     cur: &Items<V>,
     m: u16,
     pct: u32,
-    gaps: Option<&Gaps>,
+    gaps: Option<GapView<'_>>,
 ) -> Items<V> {
     let mut best = *cur;
     let mut best_obj = improve::<V, M>(&mut best, cur, m, pct, gaps);

@@ -147,7 +147,8 @@ pub mod layout {
     /// (`starts` in the order of `specs`), in 1/16 copies; `hist` is a
     /// switch-in history (oldest first) used when it has at least
     /// [`MIN_HISTORY`](super::MIN_HISTORY) entries.
-    pub fn predicted_cost<const V: usize, const M: usize>(
+    /// `H` bounds the distinct switch-in classes kept from `hist`.
+    pub fn predicted_cost<const V: usize, const M: usize, const H: usize>(
         specs: &[Spec],
         starts: &[u16],
         m: u16,
@@ -157,19 +158,20 @@ pub mod layout {
         for (i, &s) in it.as_mut_slice().iter_mut().zip(starts.iter()) {
             i.start = s;
         }
-        let mut g = super::alloc_cost::Gaps::new();
+        let mut g = super::alloc_cost::Gaps::<H>::new();
         g.build(super::alloc_cost::Hist {
             older: hist,
             newer: &[],
         });
-        let est = super::alloc_cost::Est::new(&it, Some(&g));
+        let est = super::alloc_cost::Est::new(&it, Some(g.view()));
         let mk = super::alloc_cost::masks::<V, M>(&it, m);
         super::alloc_cost::total_cost(&mk, &est)
     }
 
     /// The `cost` allocator's full re-placement from Algorithm 1's layout
     /// (no move penalty): writes each vGPU's start into `out`.
-    pub fn cost_layout<const V: usize, const M: usize>(
+    /// `H` bounds the distinct switch-in classes kept from `hist`.
+    pub fn cost_layout<const V: usize, const M: usize, const H: usize>(
         specs: &[Spec],
         m: u16,
         hist: &[u8],
@@ -177,12 +179,12 @@ pub mod layout {
     ) {
         let mut a = items::<V>(specs);
         let _ = super::alloc_dymsize::algorithm1(&mut a, m);
-        let mut g = super::alloc_cost::Gaps::new();
+        let mut g = super::alloc_cost::Gaps::<H>::new();
         g.build(super::alloc_cost::Hist {
             older: hist,
             newer: &[],
         });
-        let it = super::alloc_cost::replace::<V, M>(&a, m, 0, Some(&g));
+        let it = super::alloc_cost::replace::<V, M>(&a, m, 0, Some(g.view()));
         starts(&it, specs, out);
     }
 }

@@ -128,7 +128,7 @@ pub struct SlotPool<const V: usize, const M: usize> {
     hist: [u8; HISTORY],
     hist_head: usize,
     hist_len: usize,
-    gaps: alloc_cost::Gaps,
+    gaps: alloc_cost::Gaps<HISTORY>,
     generation: u64,
     deferred: bool,
     pending: bool,
@@ -738,7 +738,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 let pct = self.tun.move_penalty_pct();
                 let h = history(&self.hist, self.hist_head, self.hist_len);
                 self.gaps.build(h);
-                items = alloc_cost::replace::<V, M>(&items, m, pct, Some(&self.gaps));
+                items = alloc_cost::replace::<V, M>(&items, m, pct, Some(self.gaps.view()));
             }
         }
         Some(items)

@@ -541,7 +541,7 @@ fn cost_layout_function_is_inside_pool() {
         (4, 16, 4, 0, 16),
     ];
     let mut out = [0u16; 5];
-    layout::cost_layout::<8, 64>(&specs, 30, &[], &mut out);
+    layout::cost_layout::<8, 64, 16>(&specs, 30, &[], &mut out);
     for (s, o) in specs.iter().zip(out.iter()) {
         assert!(o + s.1 <= 30);
     }

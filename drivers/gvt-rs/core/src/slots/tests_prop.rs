@@ -197,7 +197,7 @@ fn layout_functions_stay_inside_pool_and_unsplit() {
         for (s, o) in specs.iter().zip(out.iter()) {
             assert!(o + s.1 <= m, "alg2");
         }
-        layout::cost_layout::<16, 64>(&specs, m, &[], &mut out[..n]);
+        layout::cost_layout::<16, 64, 16>(&specs, m, &[], &mut out[..n]);
         for (s, o) in specs.iter().zip(out.iter()) {
             assert!(o + s.1 <= m, "cost");
         }
