@@ -4,7 +4,7 @@
 # Regenerates every scheduling reproduction and benchmark of
 # Documentation/gvt-rs/results-scheduling.rst.
 #
-#   tools/gvt-sim/reproduce.sh [OUT_DIR]     (default: tools/gvt-sim/out/sched)
+#   tools/gvt-sim/reproduce.sh [OUT_DIR]     (default: tools/gvt-sim/target/sched-results)
 #
 # Deterministic: the simulator has no randomness but its seeded jitter, so the
 # tables are identical on every machine. The benchmark figures depend on the
@@ -13,7 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=${1:-$here/out/sched}
+out=${1:-$here/target/sched-results}
 mkdir -p "$out"
 
 echo "== core tests (every policy rule, paper examples, properties)"
