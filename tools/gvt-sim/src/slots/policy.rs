@@ -8,9 +8,10 @@
 //! Slot-aware (our reading of gScale's slot-aware scheduling; the gScale
 //! paper is not in `shared/`): vGPUs are served one turn per round in the
 //! order of their first slot, and the direction reverses every round, so
-//! the vGPU that ended a round starts the next one without a switch, and
-//! the sequence restricted to any slot's sharers is a palindrome: a slot
-//! shared by `k` busy vGPUs costs `k - 1` copies a round instead of `k`.
+//! the vGPU that ended a round starts the next one without a switch (if it
+//! is still runnable), and the sequence restricted to any slot's sharers is
+//! a palindrome: a slot shared by `k` busy vGPUs costs `k - 1` copies a
+//! round instead of `k`.
 
 use gvt_core::sched::{Pick, Policy, Scheduler};
 use gvt_core::slots::SlotPool;
