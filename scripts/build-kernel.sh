@@ -9,6 +9,7 @@
 # reused: after the first build only what changed is rebuilt.
 
 source "$(dirname "$0")/common.sh"
+[ -n "${GVT_RS_LOCKED:-}" ] || { take_build_lock; export GVT_RS_LOCKED=1; }
 
 flavour=${1:-vm}
 [ -f "$GVT_RS_CACHE/env.sh" ] || "$GVT_RS_ROOT/scripts/bootstrap.sh"

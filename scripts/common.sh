@@ -48,3 +48,14 @@ as_root() {
 		die "need root to run '$*' (install the packages yourself or run as root)"
 	fi
 }
+
+# Serialise everything that touches the shared kernel tree or a build folder:
+# concurrent builds would corrupt each other (and there are only 2 cores).
+take_build_lock() {
+	mkdir -p "$GVT_RS_CACHE"
+	exec 9>"$GVT_RS_CACHE/build.lock"
+	if ! flock -n 9; then
+		log "waiting for another gvt-rs build or VM run to finish"
+		flock 9
+	fi
+}
