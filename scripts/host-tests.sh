@@ -18,7 +18,13 @@ case "${1:-test}" in
 test)
 	for c in "${crates[@]}"; do
 		log "cargo test: $c"
-		(cd "$GVT_RS_ROOT/$c" && cargo test --release --quiet 2>&1) || die "host tests failed in $c"
+		# Release builds with overflow checks on (see the crates' profiles).
+		if ! (cd "$GVT_RS_ROOT/$c" && cargo test --release --quiet >"$CARGO_TARGET_DIR/test.log" 2>&1); then
+			tail -n 60 "$CARGO_TARGET_DIR/test.log" >&2
+			die "host tests failed in $c"
+		fi
+		awk '/^test result:/ { p += $4; f += $6 } END { printf "  %d passed, %d failed\n", p, f }' \
+			"$CARGO_TARGET_DIR/test.log" >&2
 	done
 	;;
 lint)
