@@ -8,6 +8,17 @@
 //! indexing or overflowing arithmetic: use `get`, `checked_*`, `saturating_*`).
 
 #![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::float_arithmetic,
+    )
+)]
 
 /// Crate version, shown by the module in sysfs.
 pub const VERSION: &str = "0.1.0";

@@ -80,9 +80,9 @@ impl Iterator for BitIter {
             if *w != 0 {
                 let b = w.trailing_zeros() as usize;
                 *w &= w.wrapping_sub(1);
-                return Some(self.word * 64 + b);
+                return Some(self.word.saturating_mul(64).saturating_add(b));
             }
-            self.word += 1;
+            self.word = self.word.saturating_add(1);
         }
         None
     }

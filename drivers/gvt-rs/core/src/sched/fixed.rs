@@ -41,7 +41,7 @@ pub(crate) fn mul_div(a: u64, b: u64, d: u64) -> Option<u64> {
         return None;
     }
     if let Some(p) = a.checked_mul(b) {
-        return Some(p / d);
+        return p.checked_div(d);
     }
     let (hi, lo) = mul_wide(a, b);
     if hi >= d {
@@ -53,7 +53,7 @@ pub(crate) fn mul_div(a: u64, b: u64, d: u64) -> Option<u64> {
     let mut q: u64 = 0;
     let mut i = 64u32;
     while i > 0 {
-        i -= 1;
+        i = i.saturating_sub(1);
         let carry = rem >> 63;
         rem = (rem << 1) | ((lo >> i) & 1);
         q <<= 1;
@@ -121,7 +121,7 @@ pub(crate) fn exp_q16(x: u64) -> u64 {
         sum = sum.saturating_add(c.saturating_mul(p) >> 30);
         p = p.saturating_mul(x30) >> 30;
     }
-    (sum + (1 << 13)) >> 14
+    sum.saturating_add(1 << 13) >> 14
 }
 
 /// Difference `a - b` of two wrapping virtual times, as a signed value.
@@ -137,7 +137,7 @@ pub(crate) const fn log2_bucket(x: u64) -> u32 {
     if x <= 1 {
         0
     } else {
-        63 - x.leading_zeros()
+        63u32.saturating_sub(x.leading_zeros())
     }
 }
 

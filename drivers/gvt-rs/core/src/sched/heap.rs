@@ -76,7 +76,7 @@ impl<const N: usize> IdHeap<N> {
     fn sift_up(&mut self, mut p: usize) {
         let id = self.at(p);
         while p > 0 {
-            let parent = (p - 1) / 2;
+            let parent = p.saturating_sub(1) / 2;
             let pid = self.at(parent);
             if !self.less(id, pid) {
                 break;
@@ -94,7 +94,7 @@ impl<const N: usize> IdHeap<N> {
             if l >= self.len {
                 break;
             }
-            let r = l + 1;
+            let r = l.saturating_add(1);
             let mut c = l;
             if r < self.len && self.less(self.at(r), self.at(l)) {
                 c = r;
@@ -130,7 +130,7 @@ impl<const N: usize> IdHeap<N> {
                     return;
                 }
                 let p = self.len;
-                self.len += 1;
+                self.len = self.len.saturating_add(1);
                 self.place(p, id as u16);
                 self.sift_up(p);
             }
@@ -146,7 +146,7 @@ impl<const N: usize> IdHeap<N> {
             return;
         }
         let p = p as usize;
-        self.len -= 1;
+        self.len = self.len.saturating_sub(1);
         let last = self.at(self.len);
         if let Some(h) = self.heap.get_mut(self.len) {
             *h = NONE;

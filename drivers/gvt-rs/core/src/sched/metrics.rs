@@ -101,7 +101,7 @@ where
     }
     let jain_ppm = match ysq {
         0 => PPM,
-        s => mul_div_round(PPM, (PPB * PPB) / n, s)
+        s => mul_div_round(PPM, (PPB * PPB).checked_div(n).unwrap_or(0), s)
             .unwrap_or(PPM)
             .min(PPM),
     };

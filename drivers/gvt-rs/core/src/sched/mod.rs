@@ -772,7 +772,7 @@ impl<const N: usize> Scheduler<N> {
         if c.pending == 0 {
             return Err(Error::Invalid);
         }
-        c.pending -= 1;
+        c.pending = c.pending.saturating_sub(1);
         c.inflight = c.inflight.saturating_add(1);
         g.pending = g.pending.saturating_sub(1);
         g.inflight = g.inflight.saturating_add(1);
@@ -815,7 +815,7 @@ impl<const N: usize> Scheduler<N> {
         if c.inflight == 0 {
             return Err(Error::Invalid);
         }
-        c.inflight -= 1;
+        c.inflight = c.inflight.saturating_sub(1);
         g.inflight = g.inflight.saturating_sub(1);
         g.completed = g.completed.saturating_add(1);
         g.busy_ns = g.busy_ns.saturating_add(gpu_ns);

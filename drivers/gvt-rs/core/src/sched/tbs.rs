@@ -171,7 +171,7 @@ impl<const N: usize> Tbs<N> {
 
     /// `gvt_balance_timeslice`.
     fn balance(&mut self, v: &[Vgpu; N], period_ns: u64, stages: u64) {
-        let stage = self.stage_check % stages.max(1);
+        let stage = self.stage_check.checked_rem(stages).unwrap_or(0);
         self.stage_check = self.stage_check.wrapping_add(1);
         if stage == 0 {
             let total: u64 = self
@@ -184,7 +184,7 @@ impl<const N: usize> Tbs<N> {
                 return;
             }
             // Same rounding as upstream: ktime_divns(100ms, total) * weight.
-            let unit = period_ns / total;
+            let unit = period_ns.checked_div(total).unwrap_or(0);
             for i in self.on_list.iter() {
                 let w = v.get(i).map_or(0, |g| u64::from(g.weight));
                 let ts = unit.saturating_mul(w).min(i64::MAX as u64) as i64;
@@ -227,7 +227,7 @@ impl<const N: usize> Tbs<N> {
         let mut i = self.head;
         let mut guard = 0usize;
         while i != NIL && guard <= N {
-            guard += 1;
+            guard = guard.saturating_add(1);
             let id = i as usize;
             i = Self::link_of(&self.next, i);
             let busy = v.get(id).is_some_and(|g| g.backlogged());

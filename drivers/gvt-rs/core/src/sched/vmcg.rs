@@ -197,7 +197,7 @@ impl<const N: usize> Vmcg<N> {
             let d = get(&self.cpu_rate_ppm, id).saturating_mul(u64::from(g.weight));
             dmax = dmax.max(d);
             put(&mut self.order, len, id as u16);
-            len += 1;
+            len = len.saturating_add(1);
         }
         let wmax = backlogged
             .iter()
@@ -249,7 +249,7 @@ impl<const N: usize> Vmcg<N> {
         loop {
             while self.cursor < self.len {
                 let id = get(&self.order, self.cursor) as usize;
-                self.cursor += 1;
+                self.cursor = self.cursor.saturating_add(1);
                 if !backlogged.get(id) || !eligible(id) {
                     continue;
                 }
