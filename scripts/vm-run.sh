@@ -8,14 +8,18 @@
 #   scripts/vm-run.sh shell   an interactive shell in the VM
 #
 # Environment: VM_CPUS (default 2), VM_MEM (MiB, default 1024),
-# VM_TIMEOUT (seconds, default 1800), GVT_RS_TESTS (comma-separated subset).
+# VM_TIMEOUT (seconds, default 1800), GVT_RS_TESTS (comma-separated subset),
+# GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
+# build it first with scripts/build-kernel.sh FLAVOUR).
 
 source "$(dirname "$0")/common.sh"
+[ -n "${GVT_RS_LOCKED:-}" ] || { take_build_lock; export GVT_RS_LOCKED=1; }
 
 mode=${1:-check}
-out=$BUILD_DIR-vm
+flavour=${GVT_RS_FLAVOUR:-vm}
+out=$BUILD_DIR-$flavour
 bzimage=$out/arch/x86/boot/bzImage
-[ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh first"
+[ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh $flavour first"
 
 log "building the initramfs"
 "$GVT_RS_ROOT/scripts/make-initramfs.sh" "$out" "$out/initramfs.cpio.gz"
@@ -31,7 +35,7 @@ if [ "$mode" = shell ]; then
 fi
 
 logfile=$out/vm-$mode.log
-log "booting the VM ($mode, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
+log "booting the VM ($mode, $flavour flavour, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
 start=$(date +%s)
 set +e
 timeout --foreground -k 10 "${VM_TIMEOUT:-1800}" "${qemu[@]}" -serial stdio </dev/null |
@@ -52,5 +56,6 @@ else
 	expect=()
 fi
 python3 "$GVT_RS_ROOT/scripts/vm_results.py" "$logfile" --mode "$mode" \
+	--flavour "$flavour" --tests-dir "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs" \
 	--expect-kunit-from "$GVT_RS_ROOT/rust" "$GVT_RS_ROOT/drivers/gvt-rs" \
 	--expect-tests "${expect[@]}"

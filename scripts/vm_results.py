@@ -10,7 +10,15 @@ The run fails on:
   * any kernel WARN, BUG, Oops, panic, lockdep or kmemleak report;
   * a VM that did not reach its end marker (crash or timeout).
 
+A selftest may declare the build flavour it needs with a line
+"# gvt-rs-flavour: NAME" in its source (for example gvt_rs_i915.sh needs
+the i915 flavour, the only one with i915.ko and kvmgt.ko). In any other
+flavour that test may skip entirely (KTAP "1..0 # SKIP", exit 4) without
+failing the run; in its own flavour, and for every other test, a skip is
+a failure.
+
 Usage: vm_results.py LOG --expect-kunit-from DIR... --expect-tests NAME...
+       [--flavour NAME --tests-dir DIR]
 """
 
 import argparse
@@ -121,6 +129,29 @@ def judge_selftest(t):
     return len(passed), len(failed), problems
 
 
+def declared_flavour(tests_dir, name):
+    """The "# gvt-rs-flavour: NAME" a selftest declares, or None."""
+    import os
+    if not tests_dir:
+        return None
+    try:
+        with open(os.path.join(tests_dir, name), errors="replace") as fh:
+            for line in fh:
+                m = re.match(r"^#\s*gvt-rs-flavour:\s*(\S+)", line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return None
+
+
+def is_skip_all(t):
+    """The test skipped entirely and said so: plan 1..0 # SKIP, exit 4."""
+    plans = [l for l in t["lines"] if PLAN_RE.match(l)]
+    return t["rc"] == 4 and plans and PLAN_RE.match(plans[0]).group(1) == "0" \
+        and "SKIP" in plans[0]
+
+
 def parse_kunit(dmesg):
     """Top-level KUnit suite results: {suite: ok} plus failing cases."""
     suites, failures = {}, []
@@ -160,6 +191,8 @@ def main():
     ap.add_argument("--expect-kunit-from", nargs="*", default=[])
     ap.add_argument("--expect-tests", nargs="*", default=[])
     ap.add_argument("--mode", default="check")
+    ap.add_argument("--flavour", default="vm")
+    ap.add_argument("--tests-dir", default="")
     args = ap.parse_args()
 
     with open(args.log, errors="replace") as fh:
@@ -195,10 +228,16 @@ def main():
     print("== selftests ==")
     tests = parse_selftests(lines)
     total_pass = 0
+    allowed_skips = set()
     for name in args.expect_tests:
         if name not in tests:
             problems.append(f"selftest {name}: missing from the run")
     for name, t in tests.items():
+        need = declared_flavour(args.tests_dir, name)
+        if need and need != args.flavour and is_skip_all(t):
+            allowed_skips.add(name)
+            print(f"  SKIP {name}: needs the {need} flavour (this is {args.flavour})")
+            continue
         p, f, probs = judge_selftest(t)
         total_pass += p
         status = "PASS" if not probs else "FAIL"
@@ -224,7 +263,10 @@ def main():
 
     if done:
         m = re.search(r"rc=(\d+)", done[-1])
-        if m and int(m.group(1)) != 0 and not problems:
+        # A test skipped for another flavour makes the runner exit 1.
+        nonzero = [n for n, t in tests.items() if t["rc"] != 0]
+        explained = nonzero and all(n in allowed_skips for n in nonzero)
+        if m and int(m.group(1)) != 0 and not problems and not explained:
             problems.append(f"the VM's test runner exited with {m.group(1)}")
 
     print("== summary ==")
@@ -233,6 +275,8 @@ def main():
             print(f"  FAIL: {p}")
         print(f"FAILED ({len(problems)} problem(s)); full log: {args.log}")
         return 1
+    if allowed_skips:
+        print(f"  (skipped, need another flavour: {', '.join(sorted(allowed_skips))})")
     print(f"OK: {len(tests)} selftest programs ({total_pass} results), "
           f"{len(suites)} KUnit suites, no kernel warnings")
     return 0
