@@ -3,7 +3,7 @@
 #
 # Configure and build the kernel with gvt-rs in a cached output folder.
 #
-#   scripts/build-kernel.sh [vm|i915]
+#   scripts/build-kernel.sh [vm]
 #
 # The output folder ($BUILD_DIR-<flavour>) lives outside the clone and is
 # reused: after the first build only what changed is rebuilt.
@@ -21,8 +21,14 @@ fi
 out=$BUILD_DIR-$flavour
 mkdir -p "$out"
 
-fragments=("$GVT_RS_ROOT/scripts/configs/vm.config" "$GVT_RS_ROOT/scripts/configs/debug.config")
-[ "$flavour" = i915 ] && fragments+=("$GVT_RS_ROOT/scripts/configs/i915.config")
+# One test kernel carries both providers: the simulated GPU and real GVT-g
+# (i915.ko + kvmgt.ko with the policy hook series), so that `make check`
+# builds and loads everything in one build and one boot. "i915" is kept as
+# an alias of "vm" for older instructions.
+[ "$flavour" = i915 ] && flavour=vm
+[ "$flavour" = vm ] || die "unknown build flavour '$flavour' (use vm)"
+fragments=("$GVT_RS_ROOT/scripts/configs/vm.config" "$GVT_RS_ROOT/scripts/configs/debug.config"
+	"$GVT_RS_ROOT/scripts/configs/i915.config")
 
 "$GVT_RS_ROOT/scripts/prepare-tree.sh" "$GVT_RS_KSRC"
 

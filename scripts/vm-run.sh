@@ -17,6 +17,7 @@ source "$(dirname "$0")/common.sh"
 
 mode=${1:-check}
 flavour=${GVT_RS_FLAVOUR:-vm}
+[ "$flavour" = i915 ] && flavour=vm # the vm kernel includes i915 and kvmgt
 out=$BUILD_DIR-$flavour
 bzimage=$out/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh $flavour first"
