@@ -35,6 +35,11 @@ run_logged "$out/selftests.log" make -C "$ksrc/tools/testing/selftests" \
 	KHDR_INCLUDES="-isystem $out/usr/include" \
 	INSTALL_PATH="$stage/tests/kselftest" install
 
+# Shell tools of gvt-rs (gvt-top).
+for t in "$GVT_RS_ROOT"/tools/gvt-rs/*; do
+	[ -f "$t" ] && [ -x "$t" ] && cp "$t" "$stage/bin/"
+done
+
 # Host-built tools that run in the guest (statically linked).
 if [ -d "$out/gvt-rs-tools" ]; then
 	cp "$out"/gvt-rs-tools/* "$stage/bin/"

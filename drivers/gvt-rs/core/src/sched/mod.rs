@@ -359,19 +359,38 @@ impl<const N: usize> Default for Scheduler<N> {
     }
 }
 
-fn defaults() -> [u64; TUNABLES] {
-    let mut t = [0u64; TUNABLES];
-    for (slot, k) in t.iter_mut().zip(Tunable::ALL) {
-        *slot = k.default_value();
-    }
-    t
+/// Default tunables, indexed by `Tunable as usize` (the order of
+/// [`Tunable::ALL`]). Spelled out so that [`Scheduler::new`] can be `const`.
+const fn defaults() -> [u64; TUNABLES] {
+    [
+        Tunable::TbsTickUs.default_value(),
+        Tunable::TbsBalanceMs.default_value(),
+        Tunable::TbsStages.default_value(),
+        Tunable::TbsStartBoostMs.default_value(),
+        Tunable::VmcgSliceCeilingUs.default_value(),
+        Tunable::VmcgMinSliceUs.default_value(),
+        Tunable::VmcgCreditPool.default_value(),
+        Tunable::VmcgBatch.default_value(),
+        Tunable::VmcgLinkMbps.default_value(),
+        Tunable::VmcgGmTotalMb.default_value(),
+        Tunable::SfqSliceUs.default_value(),
+        Tunable::SfqWakeMaxVf.default_value(),
+        Tunable::Throttle.default_value(),
+        Tunable::ThrottleFactorPct.default_value(),
+        Tunable::WindowMs.default_value(),
+        Tunable::IdleThresholdUs.default_value(),
+    ]
 }
 
 impl<const N: usize> Scheduler<N> {
     /// An empty scheduler running `tbs` with default tunables.
     ///
     /// `N` above [`MAX_VGPUS`] is clamped: ids `>= MAX_VGPUS` are rejected.
-    pub fn new() -> Self {
+    ///
+    /// `const` so that the kernel can build it straight into its heap
+    /// allocation (`const { Scheduler::new() }`): at several KB it must not
+    /// be built on a 16 KB kernel stack.
+    pub const fn new() -> Self {
         Self {
             policy: Policy::Tbs,
             tun: defaults(),

@@ -146,8 +146,13 @@ pub struct ReplacePlan<const V: usize> {
 impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// Makes an empty pool. Fails with `OutOfRange` when `V` is 0 or above
     /// [`MAX_VGPUS`], or `cfg.slots` is 0 or above `M`.
-    pub fn new(cfg: PoolConfig) -> Result<Self, SlotError> {
-        if V == 0 || V > MAX_VGPUS || cfg.slots == 0 || usize::from(cfg.slots) > M {
+    ///
+    /// `const` so that the kernel can build it straight into its heap
+    /// allocation from a constant: at about 10 KB it must not be built on a
+    /// 16 KB kernel stack.
+    #[allow(clippy::cast_lossless, reason = "usize::from is not const")]
+    pub const fn new(cfg: PoolConfig) -> Result<Self, SlotError> {
+        if V == 0 || V > MAX_VGPUS || cfg.slots == 0 || cfg.slots as usize > M {
             return Err(SlotError::OutOfRange);
         }
         Ok(SlotPool {

@@ -21,11 +21,84 @@ check() {
 write_fails() {
 	expect=$1 file=$2 value=$3
 	before=$(cat "$file")
-	err=$( (printf '%s' "$value" >"$file") 2>&1) && return 1
+	# busybox echo reports a failed write(); its printf does not.
+	err=$( (echo -n "$value" >"$file") 2>&1) && return 1
 	case "$err" in *"$expect"*) ;; *) echo "# $file <- '$value': $err" ; return 1 ;; esac
 	[ "$(cat "$file")" = "$before" ]
 }
 
 module_loaded() {
 	grep -q "^$1 " /proc/modules
+}
+
+# ---- simulated GPU (gvt-rs sim provider) -------------------------------------
+
+GVT_PARENT=/sys/class/mdev_bus/gvtsim0
+GVT_GPU=$GVT_SYSFS/gvtsim0
+GVT_GUEST=$(dirname "$0")/gvt_guest
+
+# type_dir TYPE: the mdev type directory, e.g. type_dir GVTg_V5_4.
+type_dir() {
+	echo "$GVT_PARENT/mdev_supported_types/gvtsim-$1"
+}
+
+# new_uuid: a fresh UUID (a counter kept in /tmp, so subshells work).
+new_uuid() {
+	n=$(cat /tmp/.gvt_rs_uuid 2>/dev/null || echo 0)
+	n=$((n + 1))
+	echo "$n" >/tmp/.gvt_rs_uuid
+	printf '%08x-0000-4000-8000-%012x\n' "$n" "$n"
+}
+
+# vgpu_create TYPE: creates a vGPU and prints its UUID (fails if it cannot).
+vgpu_create() {
+	u=$(new_uuid)
+	echo "$u" >"$(type_dir "$1")/create" || return 1
+	echo "$u"
+}
+
+# vgpu_remove UUID
+vgpu_remove() {
+	echo 1 >"/sys/bus/mdev/devices/$1/remove"
+}
+
+# vgpu_attr UUID FILE: a per-vGPU gvt-rs file.
+vgpu_attr() {
+	echo "/sys/bus/mdev/devices/$1/gvt_rs/$2"
+}
+
+# remove_all_vgpus: removes every vGPU of the simulated GPU.
+remove_all_vgpus() {
+	for d in "$GVT_PARENT"/mdev_supported_types/*/devices/*; do
+		[ -e "$d" ] && echo 1 >"$d/remove"
+	done
+	return 0
+}
+
+# sim_ready: gvt_rs is loaded with its simulated GPU and no vGPU.
+sim_ready() {
+	module_loaded gvt_rs || modprobe gvt_rs || return 1
+	remove_all_vgpus
+	echo static >"$GVT_GPU/gm_allocator"
+	echo tbs >"$GVT_GPU/policy"
+	test -d "$GVT_PARENT"
+}
+
+# guest UUID OUTFILE [gvt_guest options]: runs a guest emulator in the
+# background, its report in OUTFILE; waits until the device is open.
+guest() {
+	u=$1 out=$2
+	shift 2
+	rm -f "$out.ready"
+	"$GVT_GUEST" -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
+	i=0
+	while [ ! -e "$out.ready" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# report_field OUTFILE KEY: a key=value field of a guest report.
+report_field() {
+	sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | tail -1
 }

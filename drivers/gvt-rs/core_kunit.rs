@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit tests of the policy core as compiled into the module.
+//!
+//! The core is tested thoroughly on the host (`cargo test`); these tests run
+//! a few of the papers' worked examples inside the kernel, with the kernel's
+//! compiler flags, overflow checks and debug assertions, to show that the
+//! very same code gives the very same answers there.
+
+#[kernel::macros::kunit_tests(gvt_rs_core)]
+mod tests {
+    use crate::gvt_core::{
+        sched::{Error as SchedError, Pick, Policy, Scheduler, Tunable},
+        slots::{AllocatorKind, PoolConfig, SlotError, SlotPool, ENTRIES_PER_SLOT},
+    };
+    use kernel::prelude::*;
+
+    const MS: u64 = 1_000_000;
+    const US: u64 = 1_000;
+
+    type Pool = SlotPool<4, 16>;
+
+    fn pool(slots: u16, allocator: AllocatorKind) -> Result<KBox<Pool>> {
+        // A pool is several KB and `SlotPool::new` needs more stack than
+        // that: build it at compile time (it is `const`) and copy it from
+        // read-only data straight into the heap, never on the kernel stack.
+        macro_rules! proto {
+            ($n:literal) => {
+                &const {
+                    Pool::new(PoolConfig {
+                        slots: $n,
+                        low_entries: ENTRIES_PER_SLOT,
+                        allocator: AllocatorKind::Static,
+                    })
+                }
+            };
+        }
+        let init: &'static core::result::Result<Pool, SlotError> = match slots {
+            4 => proto!(4),
+            5 => proto!(5),
+            12 => proto!(12),
+            _ => return Err(EINVAL),
+        };
+        let init = init.as_ref().map_err(|_| EINVAL)?;
+        let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
+        // SAFETY: `b` is valid for one `Pool` and does not overlap `init`; the
+        // pool is plain data, so a bitwise copy of a valid value is valid.
+        unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
+        // SAFETY: Initialised just above.
+        let mut b = unsafe { b.assume_init() };
+        b.set_allocator(allocator).map_err(|_| EINVAL)?;
+        Ok(b)
+    }
+
+    /// Round robin over vGPUs `0..4`, `rounds` times: high slots copied.
+    fn round_robin(p: &mut Pool, rounds: u32, now: &mut u64) -> Result<u64> {
+        let before = p.totals().high_slots;
+        for _ in 0..rounds {
+            for id in 0..4u8 {
+                *now += 16;
+                p.switch_in(id, *now).map_err(|_| EINVAL)?;
+            }
+        }
+        Ok(p.totals().high_slots - before)
+    }
+
+    #[test]
+    fn vmcg_worked_example() -> Result {
+        // VMCG, Section 4: three DomUs with 34/33/33 pending requests and
+        // 16/15/15 ms of CPU per 100 ms get credits 34/33/33 and slices
+        // 16/15/15 ms, served in descending slice order.
+        let mut s = KBox::new(Scheduler::<4>::new(), GFP_KERNEL)?;
+        assert_eq!(s.set_policy(Policy::Vmcg, 0), Ok(()));
+        for id in 0..3 {
+            assert_eq!(s.create(id, 1, 512), Ok(()));
+            assert_eq!(s.start(id, 0), Ok(()));
+        }
+        for (id, n) in [(0, 34), (1, 33), (2, 33)] {
+            for _ in 0..n {
+                assert_eq!(s.queued(id, 0, 0), Ok(()));
+            }
+        }
+        assert_eq!(s.cpu_time(0, 16 * MS), Ok(()));
+        assert_eq!(s.cpu_time(1, 15 * MS), Ok(()));
+        assert_eq!(s.cpu_time(2, 15 * MS), Ok(()));
+        assert_eq!(
+            s.pick(100 * MS),
+            Ok(Pick::Run {
+                vgpu: 0,
+                slice_ns: 16 * MS,
+                switched: true
+            })
+        );
+        for (id, credits, slice_ms) in [(0, 34, 16), (1, 33, 15), (2, 33, 15)] {
+            let st = s.stats(id).ok_or(EINVAL)?;
+            assert_eq!(st.credits, credits);
+            assert_eq!(st.slice_ns / MS, slice_ms);
+        }
+        // Nothing may be picked while a workload is in flight.
+        assert_eq!(s.next_vgpu(0, 100 * MS), Some(0));
+        assert_eq!(s.dispatched(0, 0, 0, 100 * MS), Ok(()));
+        assert_eq!(s.pick(100 * MS), Err(SchedError::Busy));
+        assert_eq!(s.completed(0, 0, 100 * US, 100 * MS), Ok(()));
+        Ok(())
+    }
+
+    #[test]
+    fn rejected_tunable_changes_nothing() -> Result {
+        let mut s = KBox::new(Scheduler::<4>::new(), GFP_KERNEL)?;
+        let t = Tunable::SfqSliceUs;
+        let before = s.tunable(t);
+        let (_, max) = t.range();
+        assert_eq!(s.set_tunable(t, max + 1, 0), Err(SchedError::OutOfRange));
+        assert_eq!(s.tunable(t), before);
+        assert_eq!(SchedError::OutOfRange.errno(), ERANGE.to_errno().abs());
+        Ok(())
+    }
+
+    #[test]
+    fn dymgpu_algorithm1_example() -> Result {
+        // DymGPU, Algorithm 1: M = 5, S = (4, 4, 3, 2) gives P = (0, 1, 1, 1).
+        let mut p = pool(5, AllocatorKind::DymSize)?;
+        for (id, size) in [(0u8, 4u16), (1, 4), (2, 3), (3, 2)] {
+            assert!(p.create(id, size, 0).is_ok());
+        }
+        for (id, start) in [(0u8, 0u16), (1, 1), (2, 1), (3, 1)] {
+            assert_eq!(p.placement(id).map(|pl| pl.start), Some(start));
+        }
+        assert_eq!(p.shared_slots(), 3);
+        Ok(())
+    }
+
+    #[test]
+    fn fig4_copies_gscale_against_size_based() -> Result {
+        // DymGPU Fig. 4: 12 slots, four vGPUs of 6 slots, round robin:
+        // gScale copies 24 + 24(n - 1) slots, size-based 24 + 18(n - 1).
+        for (kind, per_round) in [(AllocatorKind::Gscale, 24), (AllocatorKind::DymSize, 18)] {
+            let mut p = pool(12, kind)?;
+            for id in 0..4u8 {
+                assert!(p.create(id, 6, 0).is_ok());
+            }
+            let mut now = 0;
+            assert_eq!(round_robin(&mut p, 3, &mut now)?, 24 + per_round * 2);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn oversized_vgpu_is_refused() -> Result {
+        let mut p = pool(4, AllocatorKind::Gscale)?;
+        assert_eq!(p.create(0, 5, 0).err(), Some(SlotError::OutOfRange));
+        assert!(p.placement(0).is_none());
+        Ok(())
+    }
+}

@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The provider-agnostic policy engine of one physical GPU.
+//!
+//! An [`Engine`] wraps the pure policy core (`gvt_core::sched::Scheduler` and
+//! `gvt_core::slots::SlotPool`) with the kernel's locks and clock, and is
+//! driven by a GPU *provider* (the simulated GPU in `sim/`, or GVT-g through
+//! the i915 hook patch) through the contract described in
+//! `Documentation/gvt-rs/provider-contract.rst`:
+//!
+//! * events, called by the provider: [`Engine::create_vgpu`],
+//!   [`Engine::start`], [`Engine::stop`], [`Engine::destroy_vgpu`],
+//!   [`Engine::queued`], [`Engine::dispatched`], [`Engine::completed`],
+//!   [`Engine::tick`];
+//! * decisions, asked by the provider: [`Engine::next_vgpu`] (which vGPU an
+//!   idle engine takes work from), [`Engine::need_resched`] and
+//!   [`Engine::pick`] (switch when all engines drained; this also swaps the
+//!   GTT slots through [`Provider::load_gtt`]), [`Engine::next_timer`],
+//!   [`Engine::available`];
+//! * actions, implemented by the provider ([`Provider`]): copy GTT slots,
+//!   relocate a vGPU's range, sample the VM's CPU time.
+//!
+//! # Locking
+//!
+//! Two mutexes, always taken in this order and innermost in the provider's
+//! own order (GVT-g: `vgpu_lock` -> `sched_lock` -> engine locks):
+//! `policy` (the scheduler and vGPU table), then `slots` (the slot pool;
+//! [`Provider::load_gtt`] and [`Provider::relocate`] run under it). Neither
+//! is held while allocating: everything is allocated when the GPU or the
+//! vGPU is created. Every call may sleep (mutexes), so providers call in from
+//! process context: hrtimer callbacks defer to a work item first.
+
+pub mod sysfs;
+
+use crate::gvt_core::{
+    sched::{Fairness, GpuStats, Pick, Policy, Scheduler, Tunable, VgpuStats},
+    slots::{AllocatorKind, CopyStats, Move, Moves, Placement, PoolConfig, SlotError, SlotPool},
+};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::Mutex,
+    time::{Instant, Monotonic},
+};
+
+/// Most vGPUs per GPU (GVT-g allows 8; the sharing allocators fit more).
+pub const MAX_VGPUS: usize = 16;
+/// Most high-GM slots per GPU (64 MB each: 4 GB).
+pub const MAX_SLOTS: usize = 64;
+
+/// The scheduler type of one GPU.
+pub type Sched = Scheduler<MAX_VGPUS>;
+/// The slot pool type of one GPU.
+pub type Pool = SlotPool<MAX_VGPUS, MAX_SLOTS>;
+/// A vGPU's index in its GPU (`0..MAX_VGPUS`).
+pub type VgpuId = u8;
+
+/// A kind of vGPU, as GVT-g's `intel_vgpu_configs[]`.
+pub struct VgpuType {
+    /// Type name without the parent prefix, e.g. `GVTg_V5_4`.
+    pub name: &'static CStr,
+    /// Low (aperture, CPU-mappable) graphics memory, MB.
+    pub low_mb: u32,
+    /// High (hidden) graphics memory, MB: a multiple of the 64 MB slot.
+    pub high_mb: u32,
+    /// Fence registers.
+    pub fences: u32,
+    /// Default scheduling weight.
+    pub weight: u32,
+    /// Display resolution advertised in the description.
+    pub resolution: &'static str,
+}
+
+/// Fixed properties of the GPU a provider drives.
+#[derive(Clone, Copy)]
+pub struct GpuConfig {
+    /// Number of engines (at most `gvt_core::sched::MAX_ENGINES`).
+    pub engines: usize,
+    /// Low GM available to guests, MB (private per vGPU under `static`).
+    pub low_mb: u32,
+    /// High-GM slots available to guests.
+    pub slots: u16,
+    /// GTT entries of the shared low-GM region under the sharing allocators.
+    pub low_shared_entries: u32,
+}
+
+/// Actions the engine asks of a GPU provider.
+///
+/// Called with the engine's locks held (see the module documentation): they
+/// must not call back into the [`Engine`] and must not block on a workload.
+pub trait Provider: Sync {
+    /// Writes `vgpu`'s private GTT entries for high-GM slots
+    /// `[first_slot, first_slot + slots)` into the hardware GTT. The vGPU's
+    /// range starts at `vgpu_start`. Called with all engines drained, under
+    /// the slot lock.
+    fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16);
+    /// Writes `vgpu`'s entries of the shared low-GM region into the hardware
+    /// GTT (sharing allocators only).
+    fn load_low_gtt(&self, vgpu: VgpuId);
+    /// A vGPU's high-GM range moved (relocation by an allocator).
+    fn relocate(&self, m: &Move);
+    /// Cumulative CPU time of the VM that owns `vgpu` (all vCPUs), ns.
+    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64>;
+}
+
+/// Event counters of one GPU (debugfs-style, shown in sysfs `events`).
+#[derive(Default)]
+pub struct Counters {
+    /// Workloads queued.
+    pub queued: AtomicU64,
+    /// Workloads dispatched to an engine.
+    pub dispatched: AtomicU64,
+    /// Workloads completed.
+    pub completed: AtomicU64,
+    /// Context switches to a different vGPU.
+    pub switches: AtomicU64,
+    /// GTT entries copied at switch-in.
+    pub gtt_entries: AtomicU64,
+    /// vGPU range relocations.
+    pub relocations: AtomicU64,
+}
+
+impl Counters {
+    fn bump(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+struct Meta {
+    type_weight: u32,
+    low_mb: u32,
+    charged_low: bool,
+    bw_mbps: u32,
+    last_busy_ns: u64,
+}
+
+struct PolicyState {
+    sched: KBox<Sched>,
+    meta: [Option<Meta>; MAX_VGPUS],
+    low_used_mb: u32,
+    last_sample_ns: u64,
+    last_cpu_ns: u64,
+}
+
+struct SlotState {
+    pool: KBox<Pool>,
+}
+
+/// Maps a scheduler error to an errno.
+pub fn sched_err(e: crate::gvt_core::sched::Error) -> Error {
+    Error::from_errno(-e.errno())
+}
+
+/// Maps a slot-pool error to an errno.
+pub fn slot_err(e: SlotError) -> Error {
+    Error::from_errno(e.to_errno())
+}
+
+// The scheduler (about 7 KB) and the slot pool (about 10 KB) must not be
+// built on a 16 KB kernel stack: their constructors are `const`, so they are
+// evaluated at compile time and copied from read-only data straight into
+// their heap allocations.
+
+#[inline(never)]
+fn boxed_sched() -> Result<KBox<Sched>> {
+    let init: &'static Sched = &const { Sched::new() };
+    let mut b = KBox::<Sched>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: `b` is valid for one `Sched` and does not overlap `init`. The
+    // scheduler is plain data (no pointers, no `Drop`), so a bitwise copy of
+    // a valid value is a valid value.
+    unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
+    // SAFETY: Initialised just above.
+    Ok(unsafe { b.assume_init() })
+}
+
+#[inline(never)]
+fn boxed_pool<const SLOTS: u16, const LOW: u32>() -> Result<KBox<Pool>> {
+    let init: &'static Result<Pool, SlotError> = &const {
+        Pool::new(PoolConfig {
+            slots: SLOTS,
+            low_entries: LOW,
+            allocator: AllocatorKind::Static,
+        })
+    };
+    let init = init.as_ref().map_err(|e| slot_err(*e))?;
+    let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: As in `boxed_sched`: the pool is plain data.
+    unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
+    // SAFETY: Initialised just above.
+    Ok(unsafe { b.assume_init() })
+}
+
+/// How often VM CPU time is sampled for `vmcg`.
+const CPU_SAMPLE_NS: u64 = 5_000_000;
+
+/// The policy engine of one GPU.
+#[pin_data]
+pub struct Engine {
+    cfg: GpuConfig,
+    base: Instant<Monotonic>,
+    #[pin]
+    policy: Mutex<PolicyState>,
+    #[pin]
+    slots: Mutex<SlotState>,
+    /// Event counters.
+    pub counters: Counters,
+}
+
+impl Engine {
+    /// A new engine running `tbs` with the `static` allocator, as upstream
+    /// GVT-g, for a GPU with `engines` engines, `low_mb` of guest low GM,
+    /// `SLOTS` high-GM slots and a shared low-GM region of `LOW_ENTRIES` GTT
+    /// entries. Allocates the scheduler and the slot pool.
+    pub fn new<const SLOTS: u16, const LOW_ENTRIES: u32>(
+        engines: usize,
+        low_mb: u32,
+    ) -> Result<impl PinInit<Self, Error>> {
+        if engines == 0 || engines > crate::gvt_core::sched::MAX_ENGINES {
+            return Err(EINVAL);
+        }
+        let cfg = GpuConfig {
+            engines,
+            low_mb,
+            slots: SLOTS,
+            low_shared_entries: LOW_ENTRIES,
+        };
+        let sched = boxed_sched()?;
+        let pool = boxed_pool::<SLOTS, LOW_ENTRIES>()?;
+        Ok(try_pin_init!(Self {
+            cfg,
+            base: Instant::now(),
+            policy <- new_mutex!(PolicyState {
+                sched,
+                meta: [const { None }; MAX_VGPUS],
+                low_used_mb: 0,
+                last_sample_ns: 0,
+                last_cpu_ns: 0,
+            }, "gvt_rs_policy"),
+            slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
+            counters: Counters::default(),
+        }? Error))
+    }
+
+    /// The GPU's fixed properties.
+    pub fn config(&self) -> &GpuConfig {
+        &self.cfg
+    }
+
+    /// The engine clock: monotonic ns since the engine was made.
+    pub fn now_ns(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(0)
+    }
+
+    fn apply_moves<P: Provider + ?Sized, const V: usize>(&self, p: &P, moves: &Moves<V>) {
+        for m in moves.iter() {
+            p.relocate(m);
+            Counters::bump(&self.counters.relocations, 1);
+        }
+    }
+
+    // ---- lifecycle events ------------------------------------------------
+
+    /// A vGPU of type `ty` is created (GVT-g: `init_vgpu` + `alloc_high`).
+    /// Places its graphics memory; `ENOSPC` when it does not fit.
+    pub fn create_vgpu<P: Provider + ?Sized>(&self, p: &P, ty: &VgpuType) -> Result<VgpuId> {
+        let now = self.now_ns();
+        let mut st = self.policy.lock();
+        let idx = st.meta.iter().position(|m| m.is_none()).ok_or(ENOSPC)?;
+        let id = VgpuId::try_from(idx).map_err(|_| ENOSPC)?;
+        let mut sl = self.slots.lock();
+        let charge_low = !sl.pool.allocator().shares();
+        let low_after = st.low_used_mb.checked_add(ty.low_mb).ok_or(ENOSPC)?;
+        if charge_low && low_after > self.cfg.low_mb {
+            return Err(ENOSPC);
+        }
+        let created = sl
+            .pool
+            .create_mb(id, ty.high_mb, now / 1_000_000)
+            .map_err(slot_err)?;
+        let gm = ty.low_mb.saturating_add(ty.high_mb);
+        if let Err(e) = st.sched.create(usize::from(id), ty.weight, gm) {
+            let _ = sl.pool.destroy(id, now / 1_000_000);
+            return Err(sched_err(e));
+        }
+        self.apply_moves(p, &created.moves);
+        if charge_low {
+            st.low_used_mb = low_after;
+        }
+        if let Some(slot) = st.meta.get_mut(idx) {
+            *slot = Some(Meta {
+                type_weight: ty.weight,
+                low_mb: ty.low_mb,
+                charged_low: charge_low,
+                bw_mbps: 0,
+                last_busy_ns: 0,
+            });
+        }
+        Ok(id)
+    }
+
+    /// A stopped vGPU with nothing in flight is destroyed (GVT-g:
+    /// `clean_vgpu` + `free_high`). `EBUSY` while started or busy.
+    pub fn destroy_vgpu<P: Provider + ?Sized>(&self, p: &P, id: VgpuId) -> Result {
+        let now = self.now_ns();
+        let mut st = self.policy.lock();
+        st.sched.destroy(usize::from(id)).map_err(sched_err)?;
+        let meta = st.meta.get_mut(usize::from(id)).and_then(Option::take);
+        if let Some(m) = meta {
+            if m.charged_low {
+                st.low_used_mb = st.low_used_mb.saturating_sub(m.low_mb);
+            }
+        }
+        let mut sl = self.slots.lock();
+        let moves = sl.pool.destroy(id, now / 1_000_000).map_err(slot_err)?;
+        self.apply_moves(p, &moves);
+        Ok(())
+    }
+
+    /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
+    pub fn start(&self, id: VgpuId) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .start(usize::from(id), now)
+            .map_err(sched_err)
+    }
+
+    /// The vGPU stops being schedulable; its queued (not in-flight) work is
+    /// forgotten and the provider discards it (GVT-g: `stop_schedule`).
+    pub fn stop(&self, id: VgpuId) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .stop(usize::from(id), now)
+            .map_err(sched_err)
+    }
+
+    // ---- workload events -------------------------------------------------
+
+    /// A workload moving `bytes` was queued on `engine` (GVT-g: `queued`).
+    pub fn queued(&self, id: VgpuId, engine: usize, bytes: u64) -> Result {
+        if engine >= self.cfg.engines {
+            return Err(EINVAL);
+        }
+        let now = self.now_ns();
+        let mut st = self.policy.lock();
+        st.sched
+            .queued(usize::from(id), engine, now)
+            .map_err(sched_err)?;
+        let _ = st.sched.transferred(usize::from(id), bytes);
+        Counters::bump(&self.counters.queued, 1);
+        Ok(())
+    }
+
+    /// Engine `engine` is idle: the vGPU whose head workload it should take
+    /// (GVT-g: `pick_next_workload` on `current_vgpu`), or `None`.
+    pub fn next_vgpu(&self, engine: usize) -> Option<VgpuId> {
+        let now = self.now_ns();
+        let id = self.policy.lock().sched.next_vgpu(engine, now)?;
+        VgpuId::try_from(id).ok()
+    }
+
+    /// The head workload of `id` on `engine`, queued at `queued_at` (engine
+    /// clock), went to the hardware.
+    pub fn dispatched(&self, id: VgpuId, engine: usize, queued_at: u64) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .dispatched(usize::from(id), engine, queued_at, now)
+            .map_err(sched_err)?;
+        Counters::bump(&self.counters.dispatched, 1);
+        Ok(())
+    }
+
+    /// A workload of `id` on `engine` completed after `gpu_ns` of GPU time
+    /// (GVT-g: `completed`, stamped by the context status notifier).
+    pub fn completed(&self, id: VgpuId, engine: usize, gpu_ns: u64) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .completed(usize::from(id), engine, gpu_ns, now)
+            .map_err(sched_err)?;
+        Counters::bump(&self.counters.completed, 1);
+        Ok(())
+    }
+
+    /// Timer event: call at [`Engine::next_timer`].
+    pub fn tick(&self) {
+        let now = self.now_ns();
+        self.policy.lock().sched.tick(now);
+    }
+
+    /// When to call [`Engine::tick`] next, engine clock ns.
+    pub fn next_timer(&self) -> u64 {
+        let now = self.now_ns();
+        self.policy.lock().sched.next_timer(now)
+    }
+
+    // ---- decisions -------------------------------------------------------
+
+    /// Whether the running turn is over: stop dispatching and call
+    /// [`Engine::pick`] once every engine drained.
+    pub fn need_resched(&self) -> bool {
+        let now = self.now_ns();
+        self.policy.lock().sched.need_resched(now)
+    }
+
+    /// All engines are drained: choose the vGPU that runs next (GVT-g:
+    /// `pick_next` + `switched` + `switch_in`). On a switch, the new vGPU's
+    /// non-resident GTT slots are loaded through the provider before this
+    /// returns. `Ok(None)` is the idle vGPU; `EBUSY` if work is in flight.
+    pub fn pick<P: Provider + ?Sized>(&self, p: &P) -> Result<Option<VgpuId>> {
+        let now = self.now_ns();
+        let mut st = self.policy.lock();
+        self.sample(p, &mut st, now);
+        match st.sched.pick(now).map_err(sched_err)? {
+            Pick::Idle => Ok(None),
+            Pick::Run { vgpu, switched, .. } => {
+                let id = VgpuId::try_from(vgpu).map_err(|_| EINVAL)?;
+                if switched {
+                    Counters::bump(&self.counters.switches, 1);
+                    self.switch_in(p, id, now);
+                }
+                Ok(Some(id))
+            }
+        }
+    }
+
+    fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {
+        let mut sl = self.slots.lock();
+        let Ok(plan) = sl.pool.switch_in(id, now / 1_000_000) else {
+            return;
+        };
+        self.apply_moves(p, plan.moves());
+        let (start, _) = plan.range();
+        for (first, n) in plan.copy_runs() {
+            p.load_gtt(id, start, first, n);
+        }
+        if plan.copy_low() {
+            p.load_low_gtt(id);
+        }
+        Counters::bump(&self.counters.gtt_entries, plan.entries());
+    }
+
+    /// Periodic inputs at a switch point: VM CPU time (`vmcg`), utilization
+    /// samples and periodic re-placement (slot allocators).
+    fn sample<P: Provider + ?Sized>(&self, p: &P, st: &mut PolicyState, now: u64) {
+        if now.saturating_sub(st.last_cpu_ns) >= CPU_SAMPLE_NS {
+            st.last_cpu_ns = now;
+            for idx in 0..MAX_VGPUS {
+                let started = st.sched.stats(idx).is_some_and(|s| s.started);
+                if !started {
+                    continue;
+                }
+                let Ok(id) = VgpuId::try_from(idx) else {
+                    continue;
+                };
+                if let Some(ns) = p.vm_cpu_ns(id) {
+                    let _ = st.sched.cpu_time(idx, ns);
+                }
+            }
+        }
+        let mut sl = self.slots.lock();
+        let period_ns = u64::from(sl.pool.tunables().sample_period_ms()).saturating_mul(1_000_000);
+        let elapsed = now.saturating_sub(st.last_sample_ns);
+        if elapsed < period_ns || elapsed == 0 {
+            return;
+        }
+        st.last_sample_ns = now;
+        let now_ms = now / 1_000_000;
+        for idx in 0..MAX_VGPUS {
+            let Some(busy) = st.sched.stats(idx).map(|s| s.busy_ns) else {
+                continue;
+            };
+            let Some(Some(m)) = st.meta.get_mut(idx) else {
+                continue;
+            };
+            let delta = busy.saturating_sub(m.last_busy_ns);
+            m.last_busy_ns = busy;
+            let ppm = delta.saturating_mul(1_000_000) / elapsed;
+            let ppm = u32::try_from(ppm.min(1_000_000)).unwrap_or(1_000_000);
+            if let Ok(id) = VgpuId::try_from(idx) {
+                let _ = sl.pool.sample(id, ppm, now_ms);
+            }
+        }
+        let moves = sl.pool.tick(now_ms);
+        self.apply_moves(p, &moves);
+    }
+
+    /// How many more vGPUs of type `ty` can be created now
+    /// (mdev `available_instances`, GVT-g: `avail`).
+    pub fn available(&self, ty: &VgpuType) -> u32 {
+        let st = self.policy.lock();
+        let sl = self.slots.lock();
+        let free = st.meta.iter().filter(|m| m.is_none()).count();
+        let free = u32::try_from(free).unwrap_or(0);
+        let high = sl.pool.available_instances_mb(ty.high_mb).min(free);
+        if sl.pool.allocator().shares() {
+            return high;
+        }
+        let low_left = self.cfg.low_mb.saturating_sub(st.low_used_mb);
+        high.min(low_left.checked_div(ty.low_mb).unwrap_or(free))
+    }
+
+    // ---- residency, for the provider's guest GTT accesses ----------------
+
+    /// Runs `f(slot, resident)` for slot `rel_slot` of `id`'s high-GM range,
+    /// under the slot lock so that no switch-in or relocation runs meanwhile:
+    /// `slot` is the absolute slot and `resident` whether the hardware GTT
+    /// holds `id`'s entries there. `ERANGE` past the range.
+    pub fn with_residency<R>(
+        &self,
+        id: VgpuId,
+        rel_slot: u16,
+        f: impl FnOnce(u16, bool) -> R,
+    ) -> Result<R> {
+        let sl = self.slots.lock();
+        let pl = sl.pool.placement(id).ok_or(ENODEV)?;
+        if rel_slot >= pl.slots {
+            return Err(ERANGE);
+        }
+        let slot = pl.start.checked_add(rel_slot).ok_or(ERANGE)?;
+        let resident = sl.pool.owner(slot) == Some(id);
+        Ok(f(slot, resident))
+    }
+
+    // ---- sysfs ------------------------------------------------------------
+
+    /// The active policy.
+    pub fn policy(&self) -> Policy {
+        self.policy.lock().sched.policy()
+    }
+
+    /// Switches policy at run time (takes effect at the next switch point).
+    pub fn set_policy(&self, p: Policy) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .set_policy(p, now)
+            .map_err(sched_err)
+    }
+
+    /// A scheduler tunable.
+    pub fn tunable(&self, t: Tunable) -> u64 {
+        self.policy.lock().sched.tunable(t)
+    }
+
+    /// Sets a scheduler tunable (`ERANGE` outside its range).
+    pub fn set_tunable(&self, t: Tunable, v: u64) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .set_tunable(t, v, now)
+            .map_err(sched_err)
+    }
+
+    /// Runs `f` on the slot pool (read-only).
+    pub fn with_pool<R>(&self, f: impl FnOnce(&Pool) -> R) -> R {
+        f(&self.slots.lock().pool)
+    }
+
+    /// Runs `f` on the slot pool to change a tunable or the allocator.
+    pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, SlotError>) -> Result<R> {
+        // The policy lock keeps vGPU creation out while the allocator changes.
+        let _st = self.policy.lock();
+        f(&mut self.slots.lock().pool).map_err(slot_err)
+    }
+
+    /// Fairness of the last window.
+    pub fn fairness(&self) -> Fairness {
+        self.policy.lock().sched.fairness()
+    }
+
+    /// Whole-GPU counters of the scheduler.
+    pub fn gpu_stats(&self) -> GpuStats {
+        self.policy.lock().sched.gpu_stats()
+    }
+
+    /// The running vGPU.
+    pub fn current(&self) -> Option<usize> {
+        self.policy.lock().sched.current()
+    }
+
+    /// Scheduler statistics of `id`.
+    pub fn vgpu_stats(&self, id: VgpuId) -> Option<VgpuStats> {
+        self.policy.lock().sched.stats(usize::from(id))
+    }
+
+    /// Slot placement and copy counters of `id`.
+    pub fn vgpu_slots(&self, id: VgpuId) -> Option<(Placement, CopyStats)> {
+        let sl = self.slots.lock();
+        Some((sl.pool.placement(id)?, sl.pool.stats(id)?))
+    }
+
+    /// The weight of the vGPU's type (the default weight).
+    pub fn type_weight(&self, id: VgpuId) -> Option<u32> {
+        let st = self.policy.lock();
+        st.meta
+            .get(usize::from(id))?
+            .as_ref()
+            .map(|m| m.type_weight)
+    }
+
+    /// Overrides the weight of `id`.
+    pub fn set_weight(&self, id: VgpuId, w: u32) -> Result {
+        self.policy
+            .lock()
+            .sched
+            .set_weight(usize::from(id), w)
+            .map_err(sched_err)
+    }
+
+    /// Admin-set PCI-E bandwidth of `id` (0: measured).
+    pub fn bandwidth(&self, id: VgpuId) -> Option<u32> {
+        let st = self.policy.lock();
+        st.meta.get(usize::from(id))?.as_ref().map(|m| m.bw_mbps)
+    }
+
+    /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).
+    pub fn set_bandwidth(&self, id: VgpuId, mbps: u32) -> Result {
+        let mut st = self.policy.lock();
+        st.sched
+            .set_bandwidth_mbps(usize::from(id), mbps)
+            .map_err(sched_err)?;
+        if let Some(Some(m)) = st.meta.get_mut(usize::from(id)) {
+            m.bw_mbps = mbps;
+        }
+        Ok(())
+    }
+
+    /// Number of vGPUs.
+    pub fn vgpus(&self) -> usize {
+        self.policy
+            .lock()
+            .meta
+            .iter()
+            .filter(|m| m.is_some())
+            .count()
+    }
+}

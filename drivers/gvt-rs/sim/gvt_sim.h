@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Layout-free ABI between the simulated GPU's C glue (glue.c) and its Rust
+ * side (sim/ffi.rs). Only opaque pointers, integers and kernel buffers cross
+ * it. Functions named gvt_rs_sim_* are implemented in Rust.
+ */
+#ifndef GVT_RS_SIM_H
+#define GVT_RS_SIM_H
+
+#include <linux/types.h>
+
+#define GVT_SIM_MAX_TYPES	8
+#define GVT_SIM_MAX_ACCESS	16
+
+struct device;
+struct gvt_sim_parent;
+struct gvt_sim_vdev;
+struct gvt_sim_timer;
+
+typedef void (*gvt_sim_timer_fn)(void *ctx, unsigned long data);
+
+/* Implemented in C, called from Rust. */
+int gvt_sim_parent_register(void *gpu, const char *name,
+			    const char *const *type_names,
+			    const char *const *pretty_names,
+			    unsigned int nr_types, struct gvt_sim_parent **out);
+void gvt_sim_parent_unregister(struct gvt_sim_parent *p);
+struct gvt_sim_timer *gvt_sim_timer_new(gvt_sim_timer_fn fn, void *ctx,
+					unsigned long data);
+void gvt_sim_timer_bind(struct gvt_sim_timer *t, void *ctx);
+void gvt_sim_timer_start(struct gvt_sim_timer *t, u64 delay_ns);
+void gvt_sim_timer_cancel(struct gvt_sim_timer *t);
+void gvt_sim_timer_free(struct gvt_sim_timer *t);
+void gvt_sim_vdev_signal(struct gvt_sim_vdev *v);
+u64 gvt_sim_vdev_cpu_ns(struct gvt_sim_vdev *v);
+
+/* Implemented in Rust, called from C (process context, may sleep). */
+int gvt_rs_sim_probe(void *gpu, unsigned int type, struct gvt_sim_vdev *v,
+		     struct device *dev, void **out_vgpu);
+void gvt_rs_sim_remove(void *vgpu);
+int gvt_rs_sim_open(void *vgpu);
+void gvt_rs_sim_close(void *vgpu);
+ssize_t gvt_rs_sim_access(void *vgpu, u32 index, u64 off, u8 *buf,
+			  size_t count, bool write);
+int gvt_rs_sim_reset(void *vgpu);
+u64 gvt_rs_sim_region_size(u32 index);
+unsigned int gvt_rs_sim_available(void *gpu, unsigned int type);
+ssize_t gvt_rs_sim_describe(void *gpu, unsigned int type, char *buf);
+
+#endif /* GVT_RS_SIM_H */

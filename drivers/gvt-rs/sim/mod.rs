@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The simulated GPU provider.
+//!
+//! An mdev parent (`/sys/class/mdev_bus/gvtsim0`) offers vGPU types shaped
+//! like GVT-g's. Each vGPU is a VFIO device (PCI config space, a 4 KB BAR0 of
+//! registers, INTx/MSI through an eventfd, reset) that a process opens
+//! exactly as QEMU does. Writing a command request block to BAR0 queues a
+//! workload on one of the GPU's engines; engines execute one workload at a
+//! time for its stated duration on an hrtimer, non-preemptively, and a vGPU
+//! switch waits until every engine drained, as GVT-g's scheduler does. The
+//! policy decisions come from the provider-agnostic [`Engine`]. The GPU has
+//! a physical GTT and every vGPU a private GTT in kernel memory; on a switch
+//! the engine asks for the non-resident slots only, which are really copied.
+//!
+//! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
+
+pub mod ffi;
+mod regs;
+
+use crate::engine::{
+    sysfs::{self as esysfs, GpuDir, VgpuDir},
+    Engine, Provider, VgpuId, VgpuType, MAX_VGPUS,
+};
+use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
+use core::{
+    pin::Pin,
+    ptr,
+    sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
+};
+use ffi::{GvtSimParent, GvtSimVdev, Timer};
+use kernel::{
+    device::Device,
+    ffi::{c_char, c_uint, c_ulong, c_void},
+    new_mutex,
+    page::PAGE_SIZE,
+    prelude::*,
+    sync::{Arc, Mutex},
+    sysfs::{Buffer, Dir, Parent},
+    time::{delay::fsleep, Delta},
+};
+
+/// Number of engines of the simulated GPU (render and blitter).
+pub const ENGINES: usize = 2;
+/// Workloads a vGPU may queue per engine.
+pub const QDEPTH: usize = 64;
+/// Longest workload accepted, us (GVT-g's watchdog would fire long before).
+pub const MAX_DURATION_US: u32 = 100_000;
+/// Guest-usable low GM (aperture) of the simulated GPU: 1 GB minus the
+/// host's 128 MB.
+const LOW_MB: u32 = 896;
+/// Guest-usable high GM slots: 3456 MB, as the DymGPU paper's GPU.
+const SLOTS: u16 = 54;
+/// Entries of the shared low-GM region (64 MB) under sharing allocators.
+const LOW_SHARED_ENTRIES: u32 = ENTRIES_PER_SLOT;
+const ENTRIES: usize = ENTRIES_PER_SLOT as usize;
+const MIN_TIMER_NS: u64 = 50_000;
+
+/// GVT-g's vGPU types (`intel_vgpu_configs[]`, gen9 names).
+pub static TYPES: [VgpuType; 4] = [
+    VgpuType {
+        name: c"GVTg_V5_8",
+        low_mb: 64,
+        high_mb: 384,
+        fences: 4,
+        weight: 2,
+        resolution: "1024x768",
+    },
+    VgpuType {
+        name: c"GVTg_V5_4",
+        low_mb: 128,
+        high_mb: 512,
+        fences: 4,
+        weight: 4,
+        resolution: "1920x1200",
+    },
+    VgpuType {
+        name: c"GVTg_V5_2",
+        low_mb: 256,
+        high_mb: 1024,
+        fences: 4,
+        weight: 8,
+        resolution: "1920x1200",
+    },
+    VgpuType {
+        name: c"GVTg_V5_1",
+        low_mb: 512,
+        high_mb: 2048,
+        fences: 4,
+        weight: 16,
+        resolution: "1920x1200",
+    },
+];
+
+#[derive(Clone, Copy)]
+struct Workload {
+    tag: u32,
+    duration_ns: u64,
+    queued_at: u64,
+}
+
+const NO_WORK: Workload = Workload {
+    tag: 0,
+    duration_ns: 0,
+    queued_at: 0,
+};
+
+/// One V-Channel: a vGPU's FIFO of workloads for one engine.
+struct Ring {
+    items: [Workload; QDEPTH],
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    const EMPTY: Ring = Ring {
+        items: [NO_WORK; QDEPTH],
+        head: 0,
+        len: 0,
+    };
+
+    fn is_full(&self) -> bool {
+        self.len >= QDEPTH
+    }
+
+    fn push(&mut self, w: Workload) -> Result {
+        if self.is_full() {
+            return Err(EAGAIN);
+        }
+        let idx = (self.head + self.len) % QDEPTH;
+        *self.items.get_mut(idx).ok_or(EINVAL)? = w;
+        self.len += 1;
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Option<Workload> {
+        if self.len == 0 {
+            return None;
+        }
+        let w = *self.items.get(self.head)?;
+        self.head = (self.head + 1) % QDEPTH;
+        self.len -= 1;
+        Some(w)
+    }
+
+    fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+}
+
+struct Running {
+    vgpu: VgpuId,
+    tag: u32,
+    duration_ns: u64,
+}
+
+/// State under the simulated GPU's `sched_lock`.
+struct SimState {
+    running: [Option<Running>; ENGINES],
+    queues: [Option<KBox<[Ring; ENGINES]>>; MAX_VGPUS],
+    vgpus: [Option<Arc<SimVgpu>>; MAX_VGPUS],
+}
+
+/// GTT memory: the hardware GTT and the vGPUs' private copies.
+struct Gtt {
+    phys: KVVec<u64>,
+    phys_low: KVVec<u64>,
+    private: [Option<KVVec<u64>>; MAX_VGPUS],
+    private_low: [Option<KVVec<u64>>; MAX_VGPUS],
+}
+
+/// A simulated GPU.
+///
+/// Lock order: a vGPU's `regs` -> `state` (GVT-g's `sched_lock`) -> the
+/// engine's `policy` -> the engine's `slots` -> `gtt`.
+#[pin_data(PinnedDrop)]
+pub struct SimGpu {
+    engine: Arc<Engine>,
+    #[pin]
+    state: Mutex<SimState>,
+    #[pin]
+    gtt: Mutex<Gtt>,
+    vdevs: [AtomicPtr<GvtSimVdev>; MAX_VGPUS],
+    engine_timers: [Timer; ENGINES],
+    sched_timer: Timer,
+}
+
+// SAFETY: `vdevs` holds pointers only dereferenced through the thread-safe
+// glue; everything else is `Send`.
+unsafe impl Send for SimGpu {}
+// SAFETY: Shared access goes through mutexes and atomics.
+unsafe impl Sync for SimGpu {}
+
+/// Timer callback: `data < ENGINES` is an engine completing its workload,
+/// `ENGINES` the policy timer.
+///
+/// # Safety
+///
+/// `ctx` is the `SimGpu` the timer was bound to.
+unsafe extern "C" fn timer_cb(ctx: *mut c_void, data: c_ulong) {
+    // SAFETY: `ctx` is the `SimGpu` the timer was bound to in `SimGpu::new`;
+    // it cancels its timers before it goes away (`PinnedDrop`).
+    let gpu = unsafe { &*ctx.cast::<SimGpu>() };
+    if data < ENGINES {
+        gpu.engine_done(data);
+    } else {
+        gpu.policy_timer();
+    }
+}
+
+fn alloc_gtt(n: usize) -> Result<KVVec<u64>> {
+    let mut v = KVVec::with_capacity(n, GFP_KERNEL)?;
+    v.resize(n, 0, GFP_KERNEL)?;
+    Ok(v)
+}
+
+impl SimGpu {
+    /// Makes a simulated GPU and its engine.
+    pub fn new() -> Result<Pin<KBox<Self>>> {
+        let engine = Arc::pin_init(
+            Engine::new::<SLOTS, LOW_SHARED_ENTRIES>(ENGINES, LOW_MB)?,
+            GFP_KERNEL,
+        )?;
+        let phys = alloc_gtt(usize::from(SLOTS).checked_mul(ENTRIES).ok_or(EINVAL)?)?;
+        let phys_low = alloc_gtt(ENTRIES)?;
+        let engine_timers = [Timer::new(timer_cb, 0)?, Timer::new(timer_cb, 1)?];
+        let sched_timer = Timer::new(timer_cb, ENGINES)?;
+        let gpu = KBox::pin_init(
+            try_pin_init!(Self {
+                engine,
+                state <- new_mutex!(SimState {
+                    running: [const { None }; ENGINES],
+                    queues: [const { None }; MAX_VGPUS],
+                    vgpus: [const { None }; MAX_VGPUS],
+                }, "gvt_rs_sim_sched"),
+                gtt <- new_mutex!(Gtt {
+                    phys,
+                    phys_low,
+                    private: [const { None }; MAX_VGPUS],
+                    private_low: [const { None }; MAX_VGPUS],
+                }, "gvt_rs_sim_gtt"),
+                vdevs: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_VGPUS],
+                engine_timers,
+                sched_timer,
+            }),
+            GFP_KERNEL,
+        )?;
+        let ctx = ptr::from_ref::<SimGpu>(&gpu).cast_mut().cast::<c_void>();
+        for t in Iterator::chain(gpu.engine_timers.iter(), core::iter::once(&gpu.sched_timer)) {
+            // SAFETY: The timers are not armed yet, and the pinned `SimGpu`
+            // outlives them: `PinnedDrop` cancels them first.
+            unsafe { t.bind(ctx) };
+        }
+        Ok(gpu)
+    }
+
+    /// The engine of this GPU.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Creates the per-GPU sysfs directory under `parent`.
+    pub fn sysfs(&self, parent: Parent<'_>) -> Result<Dir<GpuDir>> {
+        esysfs::gpu_dir(c"gvtsim0", parent, self.engine.clone())
+    }
+
+    /// Runs the dispatch loop with `sched_lock` held: switch when the turn
+    /// is over and every engine drained, then feed idle engines from the
+    /// current vGPU's V-Channels, then re-arm the policy timer.
+    fn schedule_locked(&self, st: &mut SimState) {
+        let eng = &*self.engine;
+        for _ in 0..4 {
+            let drained = st.running.iter().all(Option::is_none);
+            let mut picked = false;
+            if drained && eng.need_resched() {
+                let _ = eng.pick(self);
+                picked = true;
+            }
+            let mut dispatched = false;
+            for e in 0..ENGINES {
+                if st.running.get(e).is_none_or(Option::is_some) {
+                    continue;
+                }
+                let Some(id) = eng.next_vgpu(e) else { continue };
+                let Some(Some(q)) = st.queues.get_mut(usize::from(id)) else {
+                    continue;
+                };
+                let Some(w) = q.get_mut(e).and_then(Ring::pop) else {
+                    continue;
+                };
+                if eng.dispatched(id, e, w.queued_at).is_err() {
+                    continue;
+                }
+                if let (Some(slot), Some(t)) = (st.running.get_mut(e), self.engine_timers.get(e)) {
+                    *slot = Some(Running {
+                        vgpu: id,
+                        tag: w.tag,
+                        duration_ns: w.duration_ns,
+                    });
+                    t.start(w.duration_ns);
+                    dispatched = true;
+                }
+            }
+            if dispatched || !picked {
+                break;
+            }
+        }
+        let now = eng.now_ns();
+        let at = eng.next_timer();
+        self.sched_timer
+            .start(at.saturating_sub(now).max(MIN_TIMER_NS));
+    }
+
+    fn engine_done(&self, e: usize) {
+        let mut st = self.state.lock();
+        let Some(r) = st.running.get_mut(e).and_then(Option::take) else {
+            return;
+        };
+        let _ = self.engine.completed(r.vgpu, e, r.duration_ns);
+        if let Some(Some(v)) = st.vgpus.get(usize::from(r.vgpu)) {
+            v.complete(r.tag, r.duration_ns);
+        }
+        self.schedule_locked(&mut st);
+    }
+
+    fn policy_timer(&self) {
+        let mut st = self.state.lock();
+        self.engine.tick();
+        self.schedule_locked(&mut st);
+    }
+
+    fn submit(&self, v: &SimVgpu, engine: u32, duration_us: u32, bytes: u32, tag: u32) -> Result {
+        let e = usize::try_from(engine).map_err(|_| EINVAL)?;
+        if e >= ENGINES {
+            return Err(EINVAL);
+        }
+        if duration_us == 0 || duration_us > MAX_DURATION_US {
+            return Err(ERANGE);
+        }
+        let mut st = self.state.lock();
+        let ring = st
+            .queues
+            .get_mut(usize::from(v.id))
+            .and_then(Option::as_mut)
+            .and_then(|q| q.get_mut(e))
+            .ok_or(ENODEV)?;
+        if ring.is_full() {
+            return Err(EAGAIN);
+        }
+        self.engine
+            .queued(v.id, e, u64::from(bytes))
+            .map_err(|_| EIO)?;
+        let w = Workload {
+            tag,
+            duration_ns: u64::from(duration_us) * 1000,
+            queued_at: self.engine.now_ns(),
+        };
+        ring.push(w)?;
+        v.submitted.fetch_add(1, Ordering::Relaxed);
+        self.schedule_locked(&mut st);
+        Ok(())
+    }
+
+    /// Stops `id`: the engine forgets its queued work, and so do we.
+    fn stop_locked(&self, st: &mut SimState, id: VgpuId) {
+        let _ = self.engine.stop(id);
+        if let Some(Some(q)) = st.queues.get_mut(usize::from(id)) {
+            for r in q.iter_mut() {
+                r.clear();
+            }
+        }
+    }
+
+    fn probe(&self, ty_idx: usize, vdev: *mut GvtSimVdev, dev: &Device) -> Result<Arc<SimVgpu>> {
+        let ty = TYPES.get(ty_idx).ok_or(EINVAL)?;
+        let slots = usize::from(mb_to_slots(ty.high_mb).map_err(|_| EINVAL)?);
+        // Allocate everything before taking any lock.
+        let queues = KBox::new([Ring::EMPTY, Ring::EMPTY], GFP_KERNEL)?;
+        let mut high = alloc_gtt(slots.checked_mul(ENTRIES).ok_or(EINVAL)?)?;
+        let mut low = alloc_gtt(ENTRIES)?;
+        let id = self.engine.create_vgpu(self, ty)?;
+        let v = match self.new_vgpu(id, ty_idx, vdev, dev) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = self.engine.destroy_vgpu(self, id);
+                return Err(e);
+            }
+        };
+        // Recognisable initial entries: valid bit, owner, index.
+        let tagv = |i: usize| (1u64 << 63) | (u64::from(id) << 40) | (i as u64);
+        for (i, x) in high.iter_mut().enumerate() {
+            *x = tagv(i);
+        }
+        for (i, x) in low.iter_mut().enumerate() {
+            *x = tagv(i) | (1 << 39);
+        }
+        {
+            let mut g = self.gtt.lock();
+            if let Some(s) = g.private.get_mut(usize::from(id)) {
+                *s = Some(high);
+            }
+            if let Some(s) = g.private_low.get_mut(usize::from(id)) {
+                *s = Some(low);
+            }
+        }
+        if let Some(p) = self.vdevs.get(usize::from(id)) {
+            p.store(vdev, Ordering::Release);
+        }
+        let mut st = self.state.lock();
+        if let Some(s) = st.queues.get_mut(usize::from(id)) {
+            *s = Some(queues);
+        }
+        if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
+            *s = Some(v.clone());
+        }
+        Ok(v)
+    }
+
+    fn new_vgpu(
+        &self,
+        id: VgpuId,
+        ty: usize,
+        vdev: *mut GvtSimVdev,
+        dev: &Device,
+    ) -> Result<Arc<SimVgpu>> {
+        let dir = esysfs::vgpu_dir(Parent::device(dev), self.engine.clone(), id)?;
+        let mut cfg = [0u8; regs::CFG_SIZE];
+        regs::init_config(&mut cfg, ty);
+        Arc::pin_init(
+            try_pin_init!(SimVgpu {
+                gpu: ptr::from_ref(self),
+                id,
+                ty,
+                vdev,
+                regs <- new_mutex!(regs::Regs::new(cfg), "gvt_rs_vgpu_lock"),
+                submitted: AtomicU32::new(0),
+                completed: AtomicU32::new(0),
+                last_tag: AtomicU32::new(0),
+                busy_ns: AtomicU64::new(0),
+                _sysfs: dir,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    fn remove(&self, v: Arc<SimVgpu>) {
+        let id = v.id;
+        let idx = usize::from(id);
+        // The device is closed (VFIO waited for its users), so the vGPU is
+        // stopped; wait for its in-flight workloads to complete.
+        let (queues, me) = loop {
+            {
+                let mut st = self.state.lock();
+                self.stop_locked(&mut st, id);
+                if !st.running.iter().flatten().any(|r| r.vgpu == id) {
+                    let q = st.queues.get_mut(idx).and_then(Option::take);
+                    let me = st.vgpus.get_mut(idx).and_then(Option::take);
+                    break (q, me);
+                }
+            }
+            fsleep(Delta::from_millis(1));
+        };
+        drop(queues);
+        drop(me);
+        if let Some(p) = self.vdevs.get(idx) {
+            p.store(ptr::null_mut(), Ordering::Release);
+        }
+        // Removes the vGPU's sysfs directory.
+        drop(v);
+        if let Err(e) = self.engine.destroy_vgpu(self, id) {
+            pr_err!("gvt-rs: vGPU {id} not destroyed: {e:?}\n");
+        }
+        let (high, low) = {
+            let mut g = self.gtt.lock();
+            (
+                g.private.get_mut(idx).and_then(Option::take),
+                g.private_low.get_mut(idx).and_then(Option::take),
+            )
+        };
+        drop((high, low));
+    }
+
+    fn gtt_read(&self, id: VgpuId, index: u32) -> Result<u64> {
+        let i = usize::try_from(index).map_err(|_| ERANGE)?;
+        let rel = u16::try_from(i / ENTRIES).map_err(|_| ERANGE)?;
+        self.engine.with_residency(id, rel, |slot, resident| {
+            let g = self.gtt.lock();
+            let off = i % ENTRIES;
+            if resident {
+                let at = usize::from(slot) * ENTRIES + off;
+                g.phys.get(at).copied().ok_or(ERANGE)
+            } else {
+                g.private
+                    .get(usize::from(id))
+                    .and_then(Option::as_ref)
+                    .and_then(|p| p.get(i).copied())
+                    .ok_or(ERANGE)
+            }
+        })?
+    }
+
+    fn gtt_write(&self, id: VgpuId, index: u32, val: u64) -> Result {
+        let i = usize::try_from(index).map_err(|_| ERANGE)?;
+        let rel = u16::try_from(i / ENTRIES).map_err(|_| ERANGE)?;
+        self.engine.with_residency(id, rel, |slot, resident| {
+            let mut g = self.gtt.lock();
+            let e = g
+                .private
+                .get_mut(usize::from(id))
+                .and_then(Option::as_mut)
+                .and_then(|p| p.get_mut(i))
+                .ok_or(ERANGE)?;
+            *e = val;
+            // Only a resident vGPU's write reaches the hardware GTT: a
+            // non-resident one must not touch the slot's current owner.
+            if resident {
+                let at = usize::from(slot) * ENTRIES + i % ENTRIES;
+                *g.phys.get_mut(at).ok_or(ERANGE)? = val;
+            }
+            Ok(())
+        })?
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for SimGpu {
+    fn drop(self: Pin<&mut Self>) {
+        // No vGPU is left, so the policy timer arms no engine timer.
+        self.sched_timer.cancel();
+        for t in &self.engine_timers {
+            t.cancel();
+        }
+        self.sched_timer.cancel();
+    }
+}
+
+impl Provider for SimGpu {
+    fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16) {
+        let mut g = self.gtt.lock();
+        let Gtt { phys, private, .. } = &mut *g;
+        let Some(Some(src)) = private.get(usize::from(vgpu)) else {
+            return;
+        };
+        let rel = usize::from(first_slot.saturating_sub(vgpu_start)) * ENTRIES;
+        let n = usize::from(slots) * ENTRIES;
+        let at = usize::from(first_slot) * ENTRIES;
+        if let (Some(s), Some(d)) = (src.get(rel..rel + n), phys.get_mut(at..at + n)) {
+            d.copy_from_slice(s);
+        }
+    }
+
+    fn load_low_gtt(&self, vgpu: VgpuId) {
+        let mut g = self.gtt.lock();
+        let Gtt {
+            phys_low,
+            private_low,
+            ..
+        } = &mut *g;
+        if let Some(Some(src)) = private_low.get(usize::from(vgpu)) {
+            if src.len() == phys_low.len() {
+                phys_low.copy_from_slice(src);
+            }
+        }
+    }
+
+    fn relocate(&self, _m: &Move) {
+        // Private GTTs are indexed relative to the vGPU's range, and the
+        // next switch-in copies the new range: nothing to do here.
+    }
+
+    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
+        let p = self.vdevs.get(usize::from(vgpu))?.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `remove` clears the pointer before destroying the vGPU in
+        // the engine, which waits for the policy lock this runs under; the
+        // glue frees the device only after `remove` returned.
+        Some(unsafe { ffi::gvt_sim_vdev_cpu_ns(p) })
+    }
+}
+
+/// One simulated vGPU (the Rust side of a VFIO device).
+#[pin_data]
+pub struct SimVgpu {
+    gpu: *const SimGpu,
+    id: VgpuId,
+    ty: usize,
+    vdev: *mut GvtSimVdev,
+    #[pin]
+    regs: Mutex<regs::Regs>,
+    submitted: AtomicU32,
+    completed: AtomicU32,
+    last_tag: AtomicU32,
+    busy_ns: AtomicU64,
+    _sysfs: Dir<VgpuDir>,
+}
+
+// SAFETY: `gpu` outlives every vGPU (the parent is unregistered, removing all
+// vGPUs, before the `SimGpu` is dropped); `vdev` is only passed to the
+// thread-safe glue.
+unsafe impl Send for SimVgpu {}
+// SAFETY: As for `Send`; shared state is behind a mutex or atomic.
+unsafe impl Sync for SimVgpu {}
+
+impl SimVgpu {
+    fn gpu(&self) -> &SimGpu {
+        // SAFETY: See the `Send` implementation: the GPU outlives its vGPUs.
+        unsafe { &*self.gpu }
+    }
+
+    fn complete(&self, tag: u32, gpu_ns: u64) {
+        self.busy_ns.fetch_add(gpu_ns, Ordering::Relaxed);
+        self.last_tag.store(tag, Ordering::Relaxed);
+        self.completed.fetch_add(1, Ordering::Release);
+        // SAFETY: The glue frees `vdev` only after `remove`, which waits
+        // for this vGPU's in-flight work (this completion) first.
+        unsafe { ffi::gvt_sim_vdev_signal(self.vdev) };
+    }
+}
+
+// ---- entry points called by the C glue ---------------------------------------
+
+/// Registration of the simulated GPU's mdev parent.
+///
+/// # Invariants
+///
+/// `parent` was registered by `gvt_sim_parent_register` with a pointer to a
+/// `SimGpu` that outlives this registration.
+pub struct ParentRegistration {
+    parent: *mut GvtSimParent,
+}
+
+// SAFETY: Unregistration may happen on any thread.
+unsafe impl Send for ParentRegistration {}
+// SAFETY: No shared-reference methods.
+unsafe impl Sync for ParentRegistration {}
+
+impl ParentRegistration {
+    /// Registers the mdev parent `gvtsim0` for `gpu`.
+    ///
+    /// # Safety
+    ///
+    /// `gpu` must outlive the returned registration.
+    pub unsafe fn new(gpu: &SimGpu) -> Result<Self> {
+        let names: [*const c_char; 4] = [
+            TYPES[0].name.as_char_ptr(),
+            TYPES[1].name.as_char_ptr(),
+            TYPES[2].name.as_char_ptr(),
+            TYPES[3].name.as_char_ptr(),
+        ];
+        let mut parent = ptr::null_mut();
+        // SAFETY: The names are `'static` C strings; `gpu` outlives the
+        // registration (the caller's guarantee); `parent` is a valid out
+        // pointer.
+        let ret = unsafe {
+            ffi::gvt_sim_parent_register(
+                ptr::from_ref(gpu).cast_mut().cast(),
+                c"gvtsim0".as_char_ptr(),
+                names.as_ptr(),
+                names.as_ptr(),
+                names.len() as c_uint,
+                &mut parent,
+            )
+        };
+        kernel::error::to_result(ret)?;
+        // INVARIANT: registered above.
+        Ok(Self { parent })
+    }
+}
+
+impl Drop for ParentRegistration {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the parent is registered.
+        unsafe { ffi::gvt_sim_parent_unregister(self.parent) };
+    }
+}
+
+/// # Safety
+///
+/// `gpu` is the `SimGpu` given to `gvt_sim_parent_register`.
+unsafe fn gpu_ref<'a>(gpu: *mut c_void) -> &'a SimGpu {
+    // SAFETY: By the safety requirements.
+    unsafe { &*gpu.cast::<SimGpu>() }
+}
+
+/// # Safety
+///
+/// `vgpu` came from `Arc::into_raw` in [`gvt_rs_sim_probe`] and was not yet
+/// given to [`gvt_rs_sim_remove`].
+unsafe fn vgpu_ref<'a>(vgpu: *mut c_void) -> &'a SimVgpu {
+    // SAFETY: By the safety requirements the `Arc` is alive.
+    unsafe { &*vgpu.cast::<SimVgpu>() }
+}
+
+/// mdev probe: creates the vGPU.
+///
+/// # Safety
+///
+/// Called by the glue with its parent's `gpu`, a type index, the VFIO device
+/// being created, its live `struct device` and an out pointer.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_probe(
+    gpu: *mut c_void,
+    ty: c_uint,
+    vdev: *mut GvtSimVdev,
+    dev: *mut kernel::bindings::device,
+    out: *mut *mut c_void,
+) -> i32 {
+    // SAFETY: The glue passes its parent's `gpu`.
+    let gpu = unsafe { gpu_ref(gpu) };
+    // SAFETY: The mdev device is alive for the whole probe and, with its
+    // sysfs directory, until remove.
+    let dev = unsafe { Device::from_raw(dev) };
+    let Ok(ty) = usize::try_from(ty) else {
+        return EINVAL.to_errno();
+    };
+    match gpu.probe(ty, vdev, dev) {
+        Ok(v) => {
+            // SAFETY: `out` is a valid out pointer.
+            unsafe { *out = Arc::into_raw(v).cast_mut().cast() };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// mdev remove (or failed registration): destroys the vGPU.
+///
+/// # Safety
+///
+/// `vgpu` came from [`gvt_rs_sim_probe`]; it is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_remove(vgpu: *mut c_void) {
+    if vgpu.is_null() {
+        return;
+    }
+    // SAFETY: By the safety requirements this is the `Arc` from probe.
+    let v = unsafe { Arc::from_raw(vgpu.cast_const().cast::<SimVgpu>()) };
+    let gpu = v.gpu;
+    // SAFETY: The GPU outlives its vGPUs.
+    unsafe { &*gpu }.remove(v);
+}
+
+/// VFIO `open_device`: the VM starts using the vGPU.
+///
+/// # Safety
+///
+/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_open(vgpu: *mut c_void) -> i32 {
+    // SAFETY: By the safety requirements.
+    let v = unsafe { vgpu_ref(vgpu) };
+    let mut r = v.regs.lock();
+    r.open = true;
+    match v.gpu().engine.start(v.id) {
+        Ok(()) => 0,
+        Err(e) => {
+            r.open = false;
+            e.to_errno()
+        }
+    }
+}
+
+/// VFIO `close_device`: stop scheduling the vGPU; queued work is dropped.
+///
+/// # Safety
+///
+/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_close(vgpu: *mut c_void) {
+    // SAFETY: By the safety requirements.
+    let v = unsafe { vgpu_ref(vgpu) };
+    let mut r = v.regs.lock();
+    r.open = false;
+    let gpu = v.gpu();
+    let mut st = gpu.state.lock();
+    gpu.stop_locked(&mut st, v.id);
+    gpu.schedule_locked(&mut st);
+}
+
+/// VFIO_DEVICE_RESET: drop queued work and clear the counters.
+///
+/// # Safety
+///
+/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_reset(vgpu: *mut c_void) -> i32 {
+    // SAFETY: By the safety requirements.
+    let v = unsafe { vgpu_ref(vgpu) };
+    let mut r = v.regs.lock();
+    let gpu = v.gpu();
+    let mut st = gpu.state.lock();
+    gpu.stop_locked(&mut st, v.id);
+    v.submitted.store(0, Ordering::Relaxed);
+    v.completed.store(0, Ordering::Relaxed);
+    v.last_tag.store(0, Ordering::Relaxed);
+    v.busy_ns.store(0, Ordering::Relaxed);
+    r.reset();
+    let ret = if r.open {
+        gpu.engine.start(v.id).map_or_else(|e| e.to_errno(), |()| 0)
+    } else {
+        0
+    };
+    gpu.schedule_locked(&mut st);
+    ret
+}
+
+/// Size of VFIO region `index`.
+#[no_mangle]
+pub extern "C" fn gvt_rs_sim_region_size(index: u32) -> u64 {
+    regs::region_size(index)
+}
+
+/// One read or write of `count` bytes at `off` in region `index`.
+///
+/// # Safety
+///
+/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet; `buf` holds
+/// `count` bytes (at most `GVT_SIM_MAX_ACCESS`).
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_access(
+    vgpu: *mut c_void,
+    index: u32,
+    off: u64,
+    buf: *mut u8,
+    count: usize,
+    write: bool,
+) -> isize {
+    // SAFETY: By the safety requirements.
+    let v = unsafe { vgpu_ref(vgpu) };
+    // SAFETY: By the safety requirements `buf` holds `count` bytes.
+    let data = unsafe { core::slice::from_raw_parts_mut(buf, count) };
+    match regs::access(v, index, off, data, write) {
+        Ok(()) => count as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+/// mdev `available_instances` of type `ty`.
+///
+/// # Safety
+///
+/// `gpu` is the glue parent's `SimGpu`.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_available(gpu: *mut c_void, ty: c_uint) -> c_uint {
+    // SAFETY: By the safety requirements.
+    let gpu = unsafe { gpu_ref(gpu) };
+    let Some(t) = usize::try_from(ty).ok().and_then(|i| TYPES.get(i)) else {
+        return 0;
+    };
+    gpu.engine.available(t)
+}
+
+/// mdev `description` of type `ty`, GVT-g's format.
+///
+/// # Safety
+///
+/// `buf` is a zeroed page.
+#[no_mangle]
+pub unsafe extern "C" fn gvt_rs_sim_describe(
+    _gpu: *mut c_void,
+    ty: c_uint,
+    buf: *mut c_char,
+) -> isize {
+    let Some(t) = usize::try_from(ty).ok().and_then(|i| TYPES.get(i)) else {
+        return EINVAL.to_errno() as isize;
+    };
+    // SAFETY: The glue passes a page that nobody else uses meanwhile.
+    let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
+    let mut b = Buffer::new(page);
+    let r = b.emit(fmt!(
+        "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
+        t.low_mb,
+        t.high_mb,
+        t.fences,
+        t.resolution,
+        t.weight
+    ));
+    match r {
+        Ok(()) => b.len() as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}

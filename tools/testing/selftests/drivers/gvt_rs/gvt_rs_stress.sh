@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Under load: GTT slot sharing keeps every vGPU's entries its own while only
+# non-resident slots are copied; 100 vGPU create/destroy cycles; policy and
+# throttle switches; allocator switches refused. The VM runner fails the run
+# on any kernel warning or lockdep report.
+
+. "$(dirname "$0")/gvt_rs_lib.sh"
+
+ktap_print_header
+ktap_set_plan 10
+check "gvt_rs ready" sim_ready
+
+# ---- GTT slots: static vs gscale -------------------------------------------
+copies() {
+	cat "$GVT_GPU/gtt_entries_copied"
+}
+
+gtt_run() {
+	ok=true
+	list=
+	for t in $1; do
+		list="$list $(vgpu_create "$t")"
+	done
+	c0=$(copies)
+	for u in $list; do
+		guest "$u" "/tmp/gtt_$u.out" -g -p compute -q 3 -d 1000 -t 4
+	done
+	wait
+	for u in $list; do
+		grep -q 'gtt_mismatch=0' "/tmp/gtt_$u.out" || { ok=false; sed 's/^/# /' "/tmp/gtt_$u.out"; }
+	done
+	echo "# $2: $(($(copies) - c0)) GTT entries copied, shared slots $(cat "$GVT_GPU/gm_shared_slots"), switches $(cat "$GVT_GPU/events_switches")"
+	for u in $list; do
+		echo "#   vGPU $(cat "$(vgpu_attr "$u" vgpu_id)"): slots $(cat "$(vgpu_attr "$u" slot_start)")+$(cat "$(vgpu_attr "$u" slot_count)") switch_ins $(cat "$(vgpu_attr "$u" switch_ins)") slots_copied $(cat "$(vgpu_attr "$u" slots_copied)")"
+		vgpu_remove "$u"
+	done
+	$ok
+}
+
+echo sfq >"$GVT_GPU/policy"
+check "static: three vGPUs see only their own GTT entries" gtt_run "GVTg_V5_4 GVTg_V5_4 GVTg_V5_2" static
+echo gscale >"$GVT_GPU/gm_allocator"
+check "gscale: three V5_1 sharing slots see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_1 GVTg_V5_1" gscale
+echo dymgpu-size >"$GVT_GPU/gm_allocator"
+check "dymgpu-size: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-size
+echo static >"$GVT_GPU/gm_allocator"
+
+# ---- 100 create/destroy cycles under load ------------------------------------
+bg=$(vgpu_create GVTg_V5_4)
+guest "$bg" /tmp/bg.out -p compute -q 4 -d 2000 -t 600
+ok=true
+i=0
+while [ $i -lt 100 ]; do
+	u=$(vgpu_create GVTg_V5_8) || { ok=false; break; }
+	if [ $((i % 4)) = 0 ]; then
+		"$GVT_GUEST" -p frames -f 2 -d 500 -z 0 -t 0.05 "$u" >/tmp/cycle.out 2>&1 || { ok=false; cat /tmp/cycle.out; }
+	fi
+	vgpu_remove "$u" || ok=false
+	i=$((i + 1))
+done
+check "100 create/destroy cycles under load ($i done)" $ok
+check "no vGPU left but the loaded one" sh -c "[ \$(cat $GVT_GPU/vgpus) = 1 ]"
+
+# ---- policy and allocator switches under load --------------------------------
+u2=$(vgpu_create GVTg_V5_2)
+u3=$(vgpu_create GVTg_V5_8)
+guest "$u2" /tmp/sw2.out -p frames -f 3 -d 1000 -z 2000 -t 7
+guest "$u3" /tmp/sw3.out -p long -q 2 -d 10000 -t 7
+ok=true
+n=0
+for round in 1 2 3 4 5 6 7 8; do
+	for p in tbs vmcg sfq; do
+		echo $p >"$GVT_GPU/policy" || ok=false
+		echo $((round % 2)) >"$GVT_GPU/throttle" || ok=false
+		n=$((n + 1))
+		sleep 0.2
+	done
+done
+check "$n policy/throttle switches under load" $ok
+check "allocator switch under load refused (EBUSY)" write_fails "busy" "$GVT_GPU/gm_allocator" cost
+# Stop the background guest: kill it and let VFIO close the device.
+kill %1 2>/dev/null
+wait
+ok=true
+for f in /tmp/sw2.out /tmp/sw3.out; do
+	sed 's/^/# /' $f
+	grep -q 'completed=[1-9]' $f || ok=false
+done
+check "guests kept completing through the switches" $ok
+for u in $bg $u2 $u3; do vgpu_remove "$u"; done
+check "everything removed" sh -c "[ \$(cat $GVT_GPU/vgpus) = 0 ] && [ \$(cat $GVT_GPU/inflight) = 0 ]"
+echo tbs >"$GVT_GPU/policy"
+echo 0 >"$GVT_GPU/throttle"
+ktap_finished

@@ -1,0 +1,141 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every sysfs file of gvt-rs's simulated GPU and of a vGPU, with good and bad
+# input: valid values read back, malformed ones fail with EINVAL, values out
+# of range with ERANGE, and a failed write changes nothing. Read-only files
+# refuse writes.
+
+. "$(dirname "$0")/gvt_rs_lib.sh"
+
+ktap_print_header
+sim_ready || { ktap_skip_all "gvt_rs simulated GPU unavailable"; exit "$KSFT_SKIP"; }
+U=$(vgpu_create GVTg_V5_4)
+V=/sys/bus/mdev/devices/$U/gvt_rs
+ngpu=$(ls "$GVT_GPU" | wc -l)
+nvgpu=$(ls "$V" | wc -l)
+ktap_set_plan $((ngpu + nvgpu + 2))
+check "per-GPU ($ngpu) and per-vGPU ($nvgpu) files exist" test "$ngpu" -ge 40 -a "$nvgpu" -ge 25
+
+# good FILE VALUE: the write succeeds and reads back.
+good() {
+	echo "$2" >"$1" && [ "$(cat "$1")" = "$2" ]
+}
+
+# uint_file FILE LO HI [GOOD_HI]: integer tunable with an inclusive range.
+uint_file() {
+	f=$1 lo=$2 hi=$3 ghi=${4:-$3}
+	def=$(cat "$f")
+	good "$f" "$lo" && good "$f" "$ghi" &&
+		write_fails "out of range" "$f" $((hi + 1)) &&
+		{ [ "$lo" = 0 ] || write_fails "out of range" "$f" $((lo - 1)); } &&
+		write_fails "Invalid argument" "$f" "x" &&
+		write_fails "Invalid argument" "$f" "-1" &&
+		write_fails "Invalid argument" "$f" "1 2" &&
+		write_fails "Invalid argument" "$f" " 1" &&
+		good "$f" "$def"
+}
+
+# writable FILE: its mode lets the owner write (root may write anything).
+writable() {
+	case "$(stat -c %A "$1")" in
+	?rw*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+ro_file() {
+	cat "$1" >/dev/null && ! (echo 1 >"$1") 2>/dev/null
+}
+
+gpu_rw() {
+	case "$1" in
+	policy)
+		good_choice() { echo "$2" >"$1" && grep -q "\[$2\]" "$1"; }
+		good_choice "$GVT_GPU/policy" sfq && good_choice "$GVT_GPU/policy" vmcg &&
+			grep -qx 'tbs vmcg \[sfq\]\|tbs \[vmcg\] sfq' "$GVT_GPU/policy" &&
+			write_fails "Invalid argument" "$GVT_GPU/policy" fifo &&
+			write_fails "Invalid argument" "$GVT_GPU/policy" "SFQ" &&
+			good_choice "$GVT_GPU/policy" tbs ;;
+	gm_allocator)
+		# A vGPU exists: every change is refused, nothing changes.
+		write_fails "busy" "$GVT_GPU/gm_allocator" gscale &&
+			grep -q '\[static\]' "$GVT_GPU/gm_allocator" &&
+			grep -qx '\[static\] gscale dymgpu-size dymgpu-util cost' "$GVT_GPU/gm_allocator" ;;
+	tbs_tick_us) uint_file "$GVT_GPU/$1" 100 100000 ;;
+	tbs_balance_ms) uint_file "$GVT_GPU/$1" 10 10000 ;;
+	tbs_stages) uint_file "$GVT_GPU/$1" 1 1000 ;;
+	tbs_start_boost_ms) uint_file "$GVT_GPU/$1" 0 60000 ;;
+	slice_ceiling_us) uint_file "$GVT_GPU/$1" 1000 1000000 ;;
+	slice_min_us) uint_file "$GVT_GPU/$1" 100 1000000 16000 ;;
+	credit_pool) uint_file "$GVT_GPU/$1" 1 1000000 ;;
+	dispatch_batch) uint_file "$GVT_GPU/$1" 1 1024 ;;
+	pcie_link_mbps) uint_file "$GVT_GPU/$1" 1 1000000 ;;
+	gm_total_mb) uint_file "$GVT_GPU/$1" 1 1048576 ;;
+	sfq_slice_us) uint_file "$GVT_GPU/$1" 100 1000000 ;;
+	sfq_wake_keeps_debt | throttle) uint_file "$GVT_GPU/$1" 0 1 ;;
+	throttle_factor_pct) uint_file "$GVT_GPU/$1" 100 10000 ;;
+	fairness_window_ms) uint_file "$GVT_GPU/$1" 10 60000 ;;
+	idle_threshold_us) uint_file "$GVT_GPU/$1" 0 10000 ;;
+	gm_sample_period_ms)
+		# The utilization window (20 s) must hold 1..64 samples.
+		good "$GVT_GPU/$1" 500 && good "$GVT_GPU/$1" 1000 &&
+			write_fails "out of range" "$GVT_GPU/$1" 100 &&
+			write_fails "out of range" "$GVT_GPU/$1" 60001 &&
+			write_fails "Invalid argument" "$GVT_GPU/$1" 1s ;;
+	gm_util_window_ms)
+		good "$GVT_GPU/$1" 1000 && good "$GVT_GPU/$1" 20000 &&
+			write_fails "out of range" "$GVT_GPU/$1" 999 &&
+			write_fails "out of range" "$GVT_GPU/$1" 65000 &&
+			write_fails "Invalid argument" "$GVT_GPU/$1" x ;;
+	gm_idle_threshold_ms)
+		good "$GVT_GPU/$1" 0 && good "$GVT_GPU/$1" 20000 &&
+			write_fails "out of range" "$GVT_GPU/$1" 999 &&
+			write_fails "out of range" "$GVT_GPU/$1" 86400001 &&
+			write_fails "Invalid argument" "$GVT_GPU/$1" x ;;
+	gm_replace_period_ms)
+		good "$GVT_GPU/$1" 1000 && good "$GVT_GPU/$1" 20000 &&
+			write_fails "out of range" "$GVT_GPU/$1" 999 &&
+			write_fails "Invalid argument" "$GVT_GPU/$1" x ;;
+	gm_move_penalty_pct) uint_file "$GVT_GPU/$1" 0 10000 200 ;;
+	gm_relocation)
+		echo off >"$GVT_GPU/$1" && [ "$(cat "$GVT_GPU/$1")" = 0 ] &&
+			echo on >"$GVT_GPU/$1" && [ "$(cat "$GVT_GPU/$1")" = 1 ] &&
+			write_fails "Invalid argument" "$GVT_GPU/$1" maybe ;;
+	*) return 2 ;;
+	esac
+}
+
+for f in $(ls "$GVT_GPU"); do
+	if writable "$GVT_GPU/$f"; then
+		gpu_rw "$f"
+		rc=$?
+		[ $rc = 2 ] && echo "# $f: writable but not covered by this test"
+		check "gpu/$f" test $rc = 0
+	else
+		check "gpu/$f (read-only)" ro_file "$GVT_GPU/$f"
+	fi
+done
+
+for f in $(ls "$V"); do
+	case "$f" in
+	weight)
+		check "vgpu/weight" sh -c ". $(dirname "$0")/gvt_rs_lib.sh; \
+			echo 7 > $V/weight && [ \$(cat $V/weight) = 7 ] && \
+			write_fails 'out of range' $V/weight 0 && \
+			write_fails 'out of range' $V/weight 10001 && \
+			write_fails 'Invalid argument' $V/weight heavy && \
+			echo 4 > $V/weight && [ \$(cat $V/type_weight) = 4 ]" ;;
+	pcie_bw_mbps)
+		check "vgpu/pcie_bw_mbps" sh -c ". $(dirname "$0")/gvt_rs_lib.sh; \
+			echo 8000 > $V/pcie_bw_mbps && [ \$(cat $V/pcie_bw_mbps) = 8000 ] && \
+			write_fails 'out of range' $V/pcie_bw_mbps 1000001 && \
+			write_fails 'Invalid argument' $V/pcie_bw_mbps 8G && \
+			echo 0 > $V/pcie_bw_mbps" ;;
+	*)
+		check "vgpu/$f (read-only)" ro_file "$V/$f" ;;
+	esac
+done
+vgpu_remove "$U"
+check "reading a removed vGPU's directory fails" test ! -e "$V/weight"
+ktap_finished
