@@ -18,8 +18,6 @@ if [ -n "${KDIR:-}" ]; then
 	GVT_RS_KSRC=$(cd "$KDIR" && pwd)
 fi
 
-out=$BUILD_DIR-$flavour
-mkdir -p "$out"
 
 # One test kernel carries both providers: the simulated GPU and real GVT-g
 # (i915.ko + kvmgt.ko with the policy hook series), so that `make check`
@@ -29,6 +27,8 @@ mkdir -p "$out"
 [ "$flavour" = vm ] || die "unknown build flavour '$flavour' (use vm)"
 fragments=("$GVT_RS_ROOT/scripts/configs/vm.config" "$GVT_RS_ROOT/scripts/configs/debug.config"
 	"$GVT_RS_ROOT/scripts/configs/i915.config")
+out=$BUILD_DIR-$flavour
+mkdir -p "$out"
 
 "$GVT_RS_ROOT/scripts/prepare-tree.sh" "$GVT_RS_KSRC"
 
