@@ -30,10 +30,9 @@ fi
 GPU=/sys/kernel/gvt_rs/gvtsim0
 TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
-n=0
+# create TYPE N: creates vGPU number N of type TYPE and prints its UUID.
 create() {
-	n=$((n + 1))
-	u=$(printf '%08x-0000-4000-8000-%012x' $n $n)
+	u=$(printf '%08x-0000-4000-8000-%012x' $2 $2)
 	echo "$u" >"$TYPES/gvtsim-$1/create" && echo "$u"
 }
 
@@ -48,11 +47,11 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 		echo
 	done
 	echo "== five vGPUs (gscale slots): V5_1 w16, V5_2 w8, V5_4 w4 (w override 12), V5_8 w2, V5_4 idle"
-	A=$(create GVTg_V5_1)
-	B=$(create GVTg_V5_2)
-	C=$(create GVTg_V5_4)
-	D=$(create GVTg_V5_8)
-	E=$(create GVTg_V5_4)
+	A=$(create GVTg_V5_1 1)
+	B=$(create GVTg_V5_2 2)
+	C=$(create GVTg_V5_4 3)
+	D=$(create GVTg_V5_8 4)
+	E=$(create GVTg_V5_4 5)
 	echo 12 >/sys/bus/mdev/devices/$C/gvt_rs/weight
 	for p in tbs vmcg sfq; do
 		echo
@@ -63,16 +62,15 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 		$GUEST -p compute -q 6 -d 2000 -t 7 $C >/tmp/demo_c.out 2>&1 &
 		$GUEST -p long -q 2 -d 20000 -t 7 $D >/tmp/demo_d.out 2>&1 &
 		$GUEST -p idle -t 7 $E >/tmp/demo_e.out 2>&1 &
-		sleep 1
-		gvt-top -n 5 -d 1
+		sleep 2.5
+		fair="lambda $(cat $GPU/fairness_lambda_ppm) ppm (0 = fair), min-max $(cat $GPU/fairness_min_max_ppm) ppm (1000000 = fair), Jain $(cat $GPU/fairness_jain_ppm) ppm"
+		gvt-top -n 2 -d 1
 		wait
 		echo "-- guests' own view (rate = workloads/s, fps for frames):"
 		for f in a b c d e; do
 			sed -n 's/gvt_guest uuid=\([^-]*\)[^ ]* \(profile=[^ ]*\) .*\(completed=[^ ]*\) .*\(gpu_ms=[^ ]*\) .*\(rate_per_s=[^ ]*\) \(fps=[^ ]*\).*/  \1 \2 \3 \4 \5 \6/p' /tmp/demo_$f.out
 		done
-		echo "-- fairness (last window): lambda $(cat $GPU/fairness_lambda_ppm) ppm (0 = fair)," \
-			"min-max $(cat $GPU/fairness_min_max_ppm) ppm (1000000 = fair)," \
-			"Jain $(cat $GPU/fairness_jain_ppm) ppm"
+		echo "-- fairness of the last 1 s window while all ran (weight-normalised GPU time): $fair"
 	done
 	for u in $A $B $C $D $E; do echo 1 >/sys/bus/mdev/devices/$u/remove; done
 	echo static >"$GPU/gm_allocator"
