@@ -134,7 +134,7 @@ fetch_linux_source() {
 	fi
 	log "unpacking $LINUX_SOURCE_PKG (about 1 minute)"
 	local tmp
-	tmp=$(mktemp -d "$SRC_DIR/unpack.XXXX")
+	tmp=$(mktemp -d -p "$SRC_DIR")
 	dpkg-deb -x "$deb" "$tmp"
 	rm -rf "$dir"
 	mkdir -p "$dir"

@@ -457,14 +457,12 @@ impl<T: Send + Sync> Dir<T> {
 impl<T: Send + Sync> Drop for Dir<T> {
     fn drop(&mut self) {
         let kobj = self.kobj();
-        // SAFETY: By the type invariant the kobject is in sysfs and we own a
-        // reference. `kobject_del()` removes the files and waits for running
-        // callbacks; `kobject_put()` then drops our reference, which frees the
-        // allocation unless a child still holds one.
-        unsafe {
-            bindings::kobject_del(kobj);
-            bindings::kobject_put(kobj);
-        }
+        // SAFETY: By the type invariant the kobject is in sysfs. This removes
+        // its files and waits for running `show`/`store` callbacks.
+        unsafe { bindings::kobject_del(kobj) };
+        // SAFETY: We own a reference (type invariant) and give it up; this
+        // frees the allocation unless a child still holds one.
+        unsafe { bindings::kobject_put(kobj) };
     }
 }
 

@@ -45,14 +45,7 @@ const FREE_VGPU: Vgpu = Vgpu {
     start: 0,
     seq: 0,
     mon: Monitor::new(0),
-    stats: CopyStats {
-        switch_ins: 0,
-        high_slots: 0,
-        low_copies: 0,
-        low_entries: 0,
-        moves: 0,
-        move_slots: 0,
-    },
+    stats: CopyStats::ZERO,
 };
 
 /// Configuration fixed when the pool is made.
@@ -165,14 +158,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             next_seq: 0,
             anchor: None,
             last_replace_ms: None,
-            totals: CopyStats {
-                switch_ins: 0,
-                high_slots: 0,
-                low_copies: 0,
-                low_entries: 0,
-                moves: 0,
-                move_slots: 0,
-            },
+            totals: CopyStats::ZERO,
             current: None,
             hist: [u8::MAX; HISTORY],
             hist_head: 0,

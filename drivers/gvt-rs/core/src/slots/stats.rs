@@ -23,6 +23,17 @@ pub struct CopyStats {
 }
 
 impl CopyStats {
+    /// All counters zero (`Default` is not `const`; the pool is built at
+    /// compile time).
+    pub const ZERO: Self = Self {
+        switch_ins: 0,
+        high_slots: 0,
+        low_copies: 0,
+        low_entries: 0,
+        moves: 0,
+        move_slots: 0,
+    };
+
     /// High-GM GTT entries copied at switch-in.
     pub const fn high_entries(&self) -> u64 {
         self.high_slots.saturating_mul(ENTRIES_PER_SLOT as u64)
