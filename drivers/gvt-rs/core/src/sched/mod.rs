@@ -36,6 +36,7 @@
 
 mod bitmap;
 mod fixed;
+mod gvtg;
 mod heap;
 pub mod metrics;
 mod sfq;
@@ -46,9 +47,12 @@ mod vmcg;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_gvtg;
 
 use bitmap::{Bitmap, BITS};
 use fixed::{mul_div_sat, PPM};
+pub use gvtg::GvtgSwitch;
 pub use metrics::Fairness;
 use sfq::Sfq;
 pub use sfq::{WakeRule, VSCALE};
@@ -267,6 +271,25 @@ pub enum Pick {
     },
     /// Nothing may run: switch to the idle vGPU.
     Idle,
+}
+
+/// What a provider whose switch protocol is GVT-g's should do when asked
+/// for a decision ([`Scheduler::switch_step`]).
+///
+/// GVT-g asks its policy on every scheduling request and switches only once
+/// every engine has drained; the only way a policy can make the engines
+/// drain is to name a different vGPU. A turn that ends with work in flight
+/// therefore names the idle vGPU first ([`SwitchStep::Drain`]) and decides
+/// once it has drained (see `Documentation/gvt-rs/provider-contract.rst`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchStep {
+    /// The turn goes on: keep the current vGPU.
+    Keep,
+    /// The turn is over and nothing is in flight: call [`Scheduler::pick`].
+    Pick,
+    /// The turn is over with work in flight: switch to the idle vGPU so that
+    /// the engines drain, then ask again.
+    Drain,
 }
 
 /// Statistics of one vGPU, for sysfs.
@@ -850,6 +873,51 @@ impl<const N: usize> Scheduler<N> {
         }
         self.thr.charge(id, gpu_ns, w);
         Ok(())
+    }
+
+    /// A workload of `id` queued on `engine` was discarded before it was
+    /// dispatched (a vGPU or engine reset). `Invalid` if none is queued,
+    /// which is the case after [`Scheduler::stop`] already forgot them.
+    pub fn cancelled(&mut self, id: usize, engine: usize) -> Result<(), Error> {
+        Self::check_engine(engine)?;
+        let g = self.vg_mut(id)?;
+        let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
+        if c.pending == 0 {
+            return Err(Error::Invalid);
+        }
+        c.pending = c.pending.saturating_sub(1);
+        g.pending = g.pending.saturating_sub(1);
+        let empty = g.pending == 0;
+        if empty {
+            self.backlogged.set(id, false);
+            if self.current != Some(id) {
+                self.sfq.deactivate(id);
+            }
+        }
+        if let Some(g) = self.v.get(id) {
+            self.vmcg.refresh(id, g);
+        }
+        Ok(())
+    }
+
+    /// The next step of GVT-g's switch protocol at `now` (see [`SwitchStep`]).
+    pub fn switch_step(&self, now: u64) -> SwitchStep {
+        if !self.need_resched(now) {
+            SwitchStep::Keep
+        } else if self.inflight > 0 {
+            SwitchStep::Drain
+        } else {
+            SwitchStep::Pick
+        }
+    }
+
+    /// Whether the engine thread of `engine` may take `id`'s head workload
+    /// now (GVT-g's `may_dispatch`). `false` only when the turn is over
+    /// ([`Scheduler::need_resched`] then holds): a provider that holds work
+    /// back must ask for a decision. Work the scheduler does not know of
+    /// (counts out of step) is let through rather than stalled.
+    pub fn may_dispatch(&mut self, id: usize, engine: usize, now: u64) -> bool {
+        self.next_vgpu(engine, now) == Some(id) || !self.need_resched(now)
     }
 
     /// Cumulative CPU time of `id`'s VM (all vCPUs), sampled at `now`.

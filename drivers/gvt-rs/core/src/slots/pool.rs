@@ -289,6 +289,26 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         Ok(())
     }
 
+    /// Changes the pool size and the shared low-GM region at run time, for
+    /// providers that learn them only when the GPU appears (the kernel
+    /// builds the pool for `M` slots at compile time, then shrinks it).
+    /// Only while no vGPU exists (`Busy`); `OutOfRange` unless
+    /// `1 <= slots <= M`. Residency and copy totals start afresh.
+    pub fn reconfigure(&mut self, slots: u16, low_entries: u32) -> Result<(), SlotError> {
+        if self.in_use() != 0 {
+            return Err(SlotError::Busy);
+        }
+        if slots == 0 || usize::from(slots) > M {
+            return Err(SlotError::OutOfRange);
+        }
+        self.m = slots;
+        self.low_entries = low_entries;
+        self.anchor = None;
+        self.forget_residency();
+        self.totals = CopyStats::ZERO;
+        Ok(())
+    }
+
     /// See [`Tunables::set_sample_period_ms`].
     pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), SlotError> {
         self.tun.set_sample_period_ms(ms)

@@ -766,3 +766,24 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
     assert_eq!(p.apply_replace(&plan).unwrap_err(), SlotError::Busy);
     assert_eq!(format!("{p:?}"), snap);
 }
+
+#[test]
+fn reconfigure_resizes_an_empty_pool_only() {
+    let mut p = pool(54, AllocatorKind::Static);
+    assert_eq!(p.reconfigure(0, 0), Err(SlotError::OutOfRange));
+    assert_eq!(p.reconfigure(65, 0), Err(SlotError::OutOfRange));
+    assert_eq!(p.reconfigure(8, 0), Ok(()));
+    assert_eq!(p.slots(), 8);
+    // Static: two 4-slot vGPUs fill 8 slots; a third does not fit.
+    p.create(0, 4, 0).unwrap();
+    p.create(1, 4, 0).unwrap();
+    assert_eq!(p.create(2, 4, 0).map(|c| c.start), Err(SlotError::NoSpace));
+    assert_eq!(p.available_instances(1), 0);
+    // Not while vGPUs exist, and a failed call changes nothing.
+    assert_eq!(p.reconfigure(16, 0), Err(SlotError::Busy));
+    assert_eq!(p.slots(), 8);
+    p.destroy(0, 0).unwrap();
+    p.destroy(1, 0).unwrap();
+    assert_eq!(p.reconfigure(16, 0), Ok(()));
+    assert_eq!(p.available_instances(4), 4);
+}
