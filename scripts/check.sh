@@ -3,15 +3,39 @@
 #
 # Everything `make check` runs, in order, with timings:
 # bootstrap, host lint + tests, kernel build (CLIPPY=1, warnings fail), VM tests.
+#
+# The last line printed, on success and on failure, is the grand total for
+# CI: "check: N passed, M failed", the host cargo tests plus the VM's
+# selftest results and KUnit cases (host-tests.sh and vm_results.py append
+# their counts to $GVT_RS_COUNTS). A step that fails without a failing
+# test (bootstrap, lint, kernel build, VM start-up) counts as one failure,
+# so M > 0 whenever the exit status is not 0.
 
 source "$(dirname "$0")/common.sh"
 
-# Hold the build lock from the kernel build to the end of the VM run, so
-# that no other checkout's build slips in between.
 t0=$(date +%s)
+current=start
 step() {
+	current=$*
 	log "== $* ($(($(date +%s) - t0)) s elapsed)"
 }
+
+mkdir -p "$GVT_RS_CACHE"
+GVT_RS_COUNTS=$(mktemp "$GVT_RS_CACHE/check-counts.XXXXXX")
+export GVT_RS_COUNTS
+summary() {
+	local rc=$? passed failed
+	set +e
+	read -r passed failed < <(awk '{ p += $2; f += $3 } END { print p + 0, f + 0 }' "$GVT_RS_COUNTS")
+	rm -f "$GVT_RS_COUNTS"
+	if [ "$rc" -ne 0 ]; then
+		log "make check FAILED in step: $current (exit status $rc)"
+		[ "${failed:-0}" -gt 0 ] || failed=1
+	fi
+	printf 'check: %d passed, %d failed\n' "${passed:-0}" "${failed:-0}"
+	exit "$rc"
+}
+trap summary EXIT
 
 step "bootstrap"
 "$GVT_RS_ROOT/scripts/bootstrap.sh"
@@ -19,6 +43,8 @@ step "host: rustfmt and clippy"
 "$GVT_RS_ROOT/scripts/host-tests.sh" lint
 step "host: cargo test"
 "$GVT_RS_ROOT/scripts/host-tests.sh" test
+# Hold the build lock from the kernel build to the end of the VM run, so
+# that no other checkout's build slips in between.
 take_build_lock
 export GVT_RS_LOCKED=1
 step "kernel build"

@@ -5,6 +5,11 @@
 #
 #   scripts/host-tests.sh test    cargo test
 #   scripts/host-tests.sh lint    rustfmt --check + clippy -D warnings
+#
+# `test` ends with a "host: N passed, M failed" total (a crate that fails
+# without a failing test, e.g. one that does not build, counts as one
+# failure) and, when $GVT_RS_COUNTS names a file (scripts/check.sh), appends
+# "host N M" to it.
 
 source "$(dirname "$0")/common.sh"
 
@@ -16,16 +21,38 @@ done
 
 case "${1:-test}" in
 test)
+	mkdir -p "$CARGO_TARGET_DIR"
+	total_p=0 total_f=0
+	# The total, also for check.sh's grand total.
+	total() {
+		printf 'host: %d passed, %d failed\n' "$total_p" "$total_f" >&2
+		if [ -n "${GVT_RS_COUNTS:-}" ]; then
+			echo "host $total_p $total_f" >>"$GVT_RS_COUNTS"
+		fi
+	}
 	for c in "${crates[@]}"; do
 		log "cargo test: $c"
+		testlog=$CARGO_TARGET_DIR/test.log
 		# Release builds with overflow checks on (see the crates' profiles).
-		if ! (cd "$GVT_RS_ROOT/$c" && cargo test --release --quiet >"$CARGO_TARGET_DIR/test.log" 2>&1); then
-			tail -n 60 "$CARGO_TARGET_DIR/test.log" >&2
+		ok=1
+		(cd "$GVT_RS_ROOT/$c" && cargo test --release --quiet --no-fail-fast >"$testlog" 2>&1) || ok=0
+		read -r p f < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$testlog")
+		if [ "$ok" = 0 ] && [ "$f" -eq 0 ]; then
+			f=1
+		fi
+		total_p=$((total_p + p)) total_f=$((total_f + f))
+		if [ "$ok" = 0 ]; then
+			tail -n 60 "$testlog" >&2
+			total
 			die "host tests failed in $c"
 		fi
-		awk '/^test result:/ { p += $4; f += $6 } END { printf "  %d passed, %d failed\n", p, f }' \
-			"$CARGO_TARGET_DIR/test.log" >&2
+		if [ "$p" -eq 0 ]; then
+			printf '  no unit tests\n' >&2
+		else
+			printf '  %d passed, %d failed\n' "$p" "$f" >&2
+		fi
 	done
+	total
 	;;
 lint)
 	for c in "${crates[@]}"; do

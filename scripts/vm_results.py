@@ -17,11 +17,22 @@ flavour that test may skip entirely (KTAP "1..0 # SKIP", exit 4) without
 failing the run; in its own flavour, and for every other test, a skip is
 a failure.
 
+The last line of the report counts results for CI, "vm: N passed, M
+failed": N is the passing selftest results plus the passing KUnit cases
+(each (suite, case) once, however often the module was loaded; a suite
+without case results counts as one); M is the
+failing results and cases plus one for each other problem (a selftest that
+crashed, skipped or lost results, a missing suite or test, a kernel warning,
+...), so M > 0 exactly when the run fails. With --counts-file (default: the
+file named by $GVT_RS_COUNTS, as set by scripts/check.sh) the line
+"vm N M" is also appended to that file.
+
 Usage: vm_results.py LOG --expect-kunit-from DIR... --expect-tests NAME...
-       [--flavour NAME --tests-dir DIR]
+       [--flavour NAME --tests-dir DIR] [--counts-file FILE]
 """
 
 import argparse
+import os
 import re
 import sys
 
@@ -52,10 +63,29 @@ RESULT_RE = re.compile(r"^\s*(not ok|ok) (\d+)\s*-?\s*(.*)$")
 PLAN_RE = re.compile(r"^\s*1\.\.(\d+)")
 
 
+TIMESTAMP_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+
+
 def strip(line):
     # Serial lines may carry a printk timestamp and a CR.
     line = line.rstrip("\r\n")
-    return re.sub(r"^\[\s*\d+\.\d+\]\s?", "", line)
+    return TIMESTAMP_RE.sub("", line)
+
+
+def kernel_console(raw):
+    """The console lines the kernel printed: marker lines and the selftests'
+    own output (whose TAP lines look like KUnit's) left out, but timestamped
+    kernel lines printed while a selftest ran kept."""
+    out, in_test = [], False
+    for r in raw:
+        l = strip(r)
+        if l.startswith("@@GVT_RS_TEST_BEGIN"):
+            in_test = True
+        elif l.startswith("@@GVT_RS_TEST_END"):
+            in_test = False
+        elif not l.startswith("@@") and (not in_test or TIMESTAMP_RE.match(r)):
+            out.append(r)
+    return out
 
 
 def section(lines, begin, end):
@@ -95,7 +125,12 @@ def parse_selftests(lines):
 
 
 def judge_selftest(t):
-    """Returns (passed, failed, problems) for one selftest program."""
+    """Returns (passed, failed, problems) for one selftest program.
+
+    `failed` counts failing, skipped and missing results, and is at least 1
+    when there is any problem (a crash or bad exit status with every
+    printed result passing is still a failure).
+    """
     plan, results, problems, skip_all = None, [], [], False
     for line in t["lines"]:
         if line.startswith("#") or line.startswith(" "):
@@ -126,12 +161,16 @@ def judge_selftest(t):
         problems.append(f"not ok: {d}")
     for d in skipped:
         problems.append(f"skipped: {d}")
-    return len(passed), len(failed), problems
+    nfailed = len(failed) + len(skipped)
+    if plan is not None and len(results) < plan:
+        nfailed += plan - len(results)
+    if problems and nfailed == 0:
+        nfailed = 1
+    return len(passed), nfailed, problems
 
 
 def declared_flavour(tests_dir, name):
     """The "# gvt-rs-flavour: NAME" a selftest declares, or None."""
-    import os
     if not tests_dir:
         return None
     try:
@@ -153,8 +192,10 @@ def is_skip_all(t):
 
 
 def parse_kunit(dmesg):
-    """Top-level KUnit suite results: {suite: ok} plus failing cases."""
-    suites, failures = {}, []
+    """KUnit results: top-level suites {suite: ok}, their cases
+    {(suite, case): ok} (a case that failed in any run counts as failed),
+    and the failing nested result lines."""
+    suites, cases, failures, pending = {}, {}, [], []
     for line in dmesg:
         line = strip(line)
         m = re.match(r"^\s*(not ok|ok) \d+ (\S+)", line)
@@ -165,13 +206,20 @@ def parse_kunit(dmesg):
         name = m.group(2)
         if indent == 0:
             suites[name] = suites.get(name, True) and ok
-        elif not ok:
-            failures.append(line.strip())
-    return suites, failures
+            # A suite's cases (one level in) print before its own result.
+            for case, case_ok in pending:
+                key = (name, case)
+                cases[key] = cases.get(key, True) and case_ok
+            pending = []
+        else:
+            if indent == 4:
+                pending.append((name, ok))
+            if not ok:
+                failures.append(line.strip())
+    return suites, cases, failures
 
 
 def expected_kunit(dirs):
-    import os
     names = set()
     for d in dirs:
         for root, _, files in os.walk(d):
@@ -193,6 +241,7 @@ def main():
     ap.add_argument("--mode", default="check")
     ap.add_argument("--flavour", default="vm")
     ap.add_argument("--tests-dir", default="")
+    ap.add_argument("--counts-file", default=os.environ.get("GVT_RS_COUNTS", ""))
     args = ap.parse_args()
 
     with open(args.log, errors="replace") as fh:
@@ -225,13 +274,18 @@ def main():
     if any("unreferenced object" in l for l in leaks):
         problems.append("kmemleak reported leaks:\n    " + "\n    ".join(leaks[:40]))
 
+    # Problems so far (VM did not boot or finish, kernel errors, leaks) are
+    # not test results: each counts as one failure.
+    other_failed = len(problems)
+
     print("== selftests ==")
     tests = parse_selftests(lines)
-    total_pass = 0
+    total_pass = total_fail = 0
     allowed_skips = set()
     for name in args.expect_tests:
         if name not in tests:
             problems.append(f"selftest {name}: missing from the run")
+            other_failed += 1
     for name, t in tests.items():
         need = declared_flavour(args.tests_dir, name)
         if need and need != args.flavour and is_skip_all(t):
@@ -240,6 +294,7 @@ def main():
             continue
         p, f, probs = judge_selftest(t)
         total_pass += p
+        total_fail += f
         status = "PASS" if not probs else "FAIL"
         print(f"  {status} {name}: {p} passed, {f} failed ({t.get('secs', 0):.1f} s)")
         for pr in probs:
@@ -249,9 +304,18 @@ def main():
                 print(f"      | {l}")
 
     print("== KUnit ==")
-    suites, failures = parse_kunit(dmesg if dmesg else console)
+    suites, cases, failures = parse_kunit(dmesg if dmesg else kernel_console(raw))
+    kunit_pass = sum(1 for ok in cases.values() if ok)
+    kunit_fail = len(cases) - kunit_pass
     for s, ok in sorted(suites.items()):
-        print(f"  {'PASS' if ok else 'FAIL'} {s}")
+        n = sum(1 for (suite, _) in cases if suite == s)
+        bad = sum(1 for (suite, _), c_ok in cases.items() if suite == s and not c_ok)
+        print(f"  {'PASS' if ok else 'FAIL'} {s}: {n - bad}/{n} cases")
+        if n == 0:
+            # No case results parsed: the suite itself is the one result.
+            kunit_pass, kunit_fail = kunit_pass + ok, kunit_fail + (not ok)
+        elif not ok and not bad:
+            kunit_fail += 1
         if not ok:
             problems.append(f"KUnit suite {s} failed")
     # A module's suites run at every load, so the same failure may repeat.
@@ -261,6 +325,7 @@ def main():
         for s in expected_kunit(args.expect_kunit_from):
             if s not in suites:
                 problems.append(f"KUnit suite {s}: expected but did not run")
+                other_failed += 1
 
     if done:
         m = re.search(r"rc=(\d+)", done[-1])
@@ -269,18 +334,28 @@ def main():
         explained = nonzero and all(n in allowed_skips for n in nonzero)
         if m and int(m.group(1)) != 0 and not problems and not explained:
             problems.append(f"the VM's test runner exited with {m.group(1)}")
+            other_failed += 1
+
+    passed = total_pass + kunit_pass
+    failed = total_fail + kunit_fail + other_failed
+    if problems and failed == 0:
+        failed = 1
+    if args.counts_file:
+        with open(args.counts_file, "a") as fh:
+            fh.write(f"vm {passed} {failed}\n")
 
     print("== summary ==")
     if problems:
         for p in problems:
             print(f"  FAIL: {p}")
         print(f"FAILED ({len(problems)} problem(s)); full log: {args.log}")
-        return 1
-    if allowed_skips:
-        print(f"  (skipped, need another flavour: {', '.join(sorted(allowed_skips))})")
-    print(f"OK: {len(tests)} selftest programs ({total_pass} results), "
-          f"{len(suites)} KUnit suites, no kernel warnings")
-    return 0
+    else:
+        if allowed_skips:
+            print(f"  (skipped, need another flavour: {', '.join(sorted(allowed_skips))})")
+        print(f"OK: {len(tests)} selftest programs ({total_pass} results), "
+              f"{len(suites)} KUnit suites ({kunit_pass} cases), no kernel warnings")
+    print(f"vm: {passed} passed, {failed} failed")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ options:
   --csv FILE  --svg FILE    (run) share-over-time outputs
 ";
 
+#[derive(Debug)]
 struct Opts {
     cmd: String,
     arg: Option<String>,
@@ -54,8 +55,9 @@ struct Opts {
     out: Option<String>,
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut a = std::env::args().skip(1);
+/// Parses the command line (without the program name).
+fn parse(args: impl IntoIterator<Item = String>) -> Result<Opts, String> {
+    let mut a = args.into_iter();
     let cmd = a.next().ok_or("missing command")?;
     let mut o = Opts {
         cmd,
@@ -132,7 +134,7 @@ fn write(path: &str, data: &str) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let o = match parse() {
+    let o = match parse(std::env::args().skip(1)) {
         Ok(o) => o,
         Err(e) => {
             if !e.is_empty() {
@@ -251,4 +253,107 @@ fn real_main(o: &Opts) -> Result<(), String> {
         c => return Err(format!("unknown command {c}")),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gvt_core::sched::Tunable;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn parse_defaults_and_positional_argument() {
+        let o = parse(args("run teapot")).unwrap();
+        assert_eq!(o.cmd, "run");
+        assert_eq!(o.arg.as_deref(), Some("teapot"));
+        assert_eq!(o.policy, Policy::Sfq);
+        assert!(!o.throttle);
+        assert!(o.sets.is_empty());
+        assert_eq!(
+            (o.duration_ms, o.warmup_ms, o.sample_ms),
+            (None, None, None)
+        );
+        assert_eq!(
+            (o.switch_cost_us, o.engines, o.bg_us, o.seed),
+            (0, 1, 1605, 1)
+        );
+        assert_eq!((o.csv, o.svg, o.out), (None, None, None));
+    }
+
+    #[test]
+    fn parse_every_option() {
+        let o = parse(args(
+            "run --policy vmcg fig11 --throttle --set sfq_slice_us=6000 --set throttle=1 \
+             --duration-ms 500 --warmup-ms 100 --sample-ms 20 --switch-cost-us 7 \
+             --engines 2 --bg-us 51 --seed 9 --csv a.csv --svg a.svg --out dir",
+        ))
+        .unwrap();
+        assert_eq!(o.arg.as_deref(), Some("fig11"));
+        assert_eq!(o.policy, Policy::Vmcg);
+        assert!(o.throttle);
+        assert_eq!(o.sets, ["sfq_slice_us=6000", "throttle=1"]);
+        assert_eq!(
+            (o.duration_ms, o.warmup_ms, o.sample_ms),
+            (Some(500), Some(100), Some(20))
+        );
+        assert_eq!(
+            (o.switch_cost_us, o.engines, o.bg_us, o.seed),
+            (7, 2, 51, 9)
+        );
+        assert_eq!(o.csv.as_deref(), Some("a.csv"));
+        assert_eq!(o.svg.as_deref(), Some("a.svg"));
+        assert_eq!(o.out.as_deref(), Some("dir"));
+    }
+
+    #[test]
+    fn parse_rejects_bad_command_lines() {
+        let err = |s: &str| parse(args(s)).unwrap_err();
+        assert_eq!(err(""), "missing command");
+        assert_eq!(err("run --policy cfq"), "unknown policy cfq");
+        assert_eq!(err("run --seed"), "--seed needs a value");
+        assert!(err("run --seed x").starts_with("x: "));
+        assert!(err("run --seed -1").starts_with("-1: "));
+        assert_eq!(err("run --bogus"), "unknown option --bogus");
+        assert_eq!(err("run a b"), "unknown option b");
+        // --help prints only the usage: an empty message.
+        assert_eq!(err("run --help"), "");
+    }
+
+    #[test]
+    fn config_converts_units_and_validates() {
+        let o = parse(args(
+            "run --duration-ms 3000 --warmup-ms 1000 --sample-ms 0 --switch-cost-us 5 \
+             --engines 0 --seed 4 --policy tbs --throttle --set sfq_slice_us=6000",
+        ))
+        .unwrap();
+        let c = config(&o, &Config::default()).unwrap();
+        assert_eq!(c.duration_ns, 3000 * MS);
+        assert_eq!(c.warmup_ns, 1000 * MS);
+        assert_eq!(c.sample_ns, MS, "a zero sample interval becomes 1 ms");
+        assert_eq!(c.switch_cost_ns, 5 * US);
+        assert_eq!(c.engines, 1, "at least one engine");
+        assert_eq!(c.seed, 4);
+        assert_eq!((c.policy, c.throttle), (Policy::Tbs, true));
+        assert_eq!(c.tunables, [(Tunable::SfqSliceUs, 6000)]);
+
+        // Unset options keep the scenario's settings.
+        let base = Config {
+            warmup_ns: 42 * MS,
+            ..Config::default()
+        };
+        let c = config(&parse(args("run")).unwrap(), &base).unwrap();
+        assert_eq!((c.warmup_ns, c.duration_ns), (42 * MS, base.duration_ns));
+
+        let bad = |s: &str| config(&parse(args(s)).unwrap(), &Config::default()).unwrap_err();
+        assert_eq!(
+            bad("run --duration-ms 1000 --warmup-ms 1000"),
+            "warm-up must end before the run does"
+        );
+        // The default warm-up (2.5 s) is past a 2 s run.
+        assert!(bad("run --duration-ms 2000").starts_with("warm-up"));
+        assert_eq!(bad("run --set nosuch=1"), "unknown tunable nosuch");
+    }
 }

@@ -448,3 +448,104 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         samples_from_ns: w0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn short() -> Config {
+        Config {
+            duration_ns: 2000 * MS,
+            warmup_ns: 500 * MS,
+            ..Config::default()
+        }
+    }
+
+    fn sat(name: &str, weight: u32, svc_ns: u64) -> VmSpec {
+        VmSpec::new(name, weight, Load::Saturate { depth: 2, svc_ns })
+    }
+
+    #[test]
+    fn latency_statistics() {
+        let mut v = VmResult::default();
+        assert_eq!((v.lat_mean_us(), v.lat_p99_us()), (0.0, 0.0));
+        v.lat = vec![3000, 1000, 2000];
+        assert_eq!(v.lat_mean_us(), 2.0);
+        // Fewer than 100 samples: p99 is the maximum.
+        assert_eq!(v.lat_p99_us(), 3.0);
+        // 1..=200 us: p99 is the 198th smallest.
+        v.lat = (1..=200u64).rev().map(|x| x * 1000).collect();
+        assert_eq!(v.lat_p99_us(), 198.0);
+        assert_eq!(v.lat_mean_us(), 100.5);
+    }
+
+    #[test]
+    fn run_rates_guard_an_empty_window() {
+        let r = RunResult {
+            vms: Vec::new(),
+            window_ns: 0,
+            switches: 0,
+            busy_total_ns: 0,
+            sample_ns: MS,
+            samples_from_ns: 0,
+        };
+        assert_eq!((r.utilisation(), r.per_s(5)), (0.0, 5e9));
+        let r = RunResult {
+            window_ns: 2000 * MS,
+            busy_total_ns: 500 * MS,
+            ..r
+        };
+        assert_eq!((r.utilisation(), r.per_s(30)), (0.25, 15.0));
+    }
+
+    #[test]
+    fn saturating_vm_keeps_the_gpu_busy_and_idle_vm_gets_nothing() {
+        let cfg = short();
+        let r = run(
+            &[sat("busy", 1, MS), VmSpec::new("idle", 1, Load::Idle)],
+            &cfg,
+        );
+        assert_eq!(r.window_ns, 1500 * MS);
+        assert!(r.utilisation() > 0.99, "utilisation {}", r.utilisation());
+        assert_eq!(r.busy_total_ns, r.vms[0].busy_ns);
+        assert!(r.vms[0].active && !r.vms[1].active);
+        assert_eq!((r.vms[1].busy_ns, r.vms[1].completed), (0, 0));
+        // 1 ms workloads over 1.5 s.
+        assert!(
+            (1490..=1500).contains(&r.vms[0].completed),
+            "{}",
+            r.vms[0].completed
+        );
+        // The share-over-time series covers the window, each sample a fraction.
+        assert_eq!(r.vms[0].series.len(), 16);
+        assert!(r.vms[0].series[..15]
+            .iter()
+            .all(|&x| x > 0.99 && x <= 1.0 + 1e-9));
+        assert_eq!(r.fairness_busy().active, 1);
+    }
+
+    #[test]
+    fn sfq_shares_follow_weights_and_runs_are_deterministic() {
+        // SFQ charges measured GPU time, so shares follow the weights even
+        // with workloads of different sizes (tbs boosts new vGPUs for its
+        // first seconds, vmcg scales slices by CPU time).
+        let cfg = short();
+        for vms in [
+            [sat("w1", 1, 200 * US), sat("w3", 3, 200 * US)],
+            [sat("w1", 1, MS), sat("w3", 3, 200 * US)],
+            [sat("w1", 1, 200 * US), sat("w3", 3, 2 * MS)],
+        ] {
+            let r = run(&vms, &cfg);
+            let share = r.vms[1].busy_ns as f64 / r.busy_total_ns as f64;
+            assert!(
+                (share - 0.75).abs() < 0.03,
+                "{vms:?}: weight-3 share {share}"
+            );
+            assert!(r.switches > 0);
+            let again = run(&vms, &cfg);
+            assert_eq!(r.switches, again.switches);
+            assert_eq!(r.vms[0].busy_ns, again.vms[0].busy_ns);
+            assert_eq!(r.vms[1].lat, again.vms[1].lat);
+        }
+    }
+}

@@ -116,3 +116,45 @@ fn escape(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::engine::VmResult;
+
+    fn result() -> RunResult {
+        let vm = |name: &str, series: Vec<f64>| VmResult {
+            name: name.into(),
+            weight: 2,
+            series,
+            ..Default::default()
+        };
+        RunResult {
+            vms: vec![vm("a<b>&c", vec![0.25, 1.0]), vm("d", vec![0.75, 0.0])],
+            window_ns: 200_000_000,
+            switches: 3,
+            busy_total_ns: 200_000_000,
+            sample_ns: 100_000_000,
+            samples_from_ns: 1_000_000_000,
+        }
+    }
+
+    #[test]
+    fn csv_has_one_row_per_sample_at_its_end_time() {
+        assert_eq!(
+            csv(&result()),
+            "time_ms,a<b>&c,d\n1100,0.2500,0.7500\n1200,1.0000,0.0000\n"
+        );
+    }
+
+    #[test]
+    fn svg_escapes_names_and_draws_one_line_per_vm() {
+        let s = svg(&result(), "t & <x>");
+        assert!(s.starts_with("<svg ") && s.ends_with("</svg>\n"));
+        assert!(s.contains("t &amp; &lt;x&gt;"));
+        assert!(s.contains("a&lt;b&gt;&amp;c (w=2)"));
+        assert!(!s.contains("a<b>"));
+        assert_eq!(s.matches("<polyline").count(), 2);
+        assert!(s.contains("GPU share per 100 ms"));
+    }
+}

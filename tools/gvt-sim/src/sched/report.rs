@@ -602,3 +602,68 @@ pub fn parse_set(s: &str) -> Result<(Tunable, u64), String> {
     let v = v.parse::<u64>().map_err(|e| format!("{k}: {e}"))?;
     Ok((t, v))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_set_accepts_sysfs_names_only() {
+        assert_eq!(
+            parse_set("sfq_slice_us=6000"),
+            Ok((Tunable::SfqSliceUs, 6000))
+        );
+        assert_eq!(parse_set("throttle=0"), Ok((Tunable::Throttle, 0)));
+        assert_eq!(parse_set("sfq_slice_us"), Err("expected name=value".into()));
+        assert_eq!(
+            parse_set("SfqSliceUs=1"),
+            Err("unknown tunable SfqSliceUs".into())
+        );
+        assert!(parse_set("sfq_slice_us=")
+            .unwrap_err()
+            .starts_with("sfq_slice_us: "));
+        assert!(parse_set("sfq_slice_us=6ms").is_err());
+        assert!(parse_set("sfq_slice_us=-1").is_err());
+    }
+
+    #[test]
+    fn table_aligns_columns() {
+        let rows = vec![
+            vec!["a".to_string(), "1".to_string(), "x".to_string()],
+            vec!["long name".to_string(), "12345".to_string(), String::new()],
+        ];
+        let t = table(&["vm", "n", "note"], &rows);
+        let lines: Vec<&str> = t.lines().collect();
+        // First column left-aligned, the others right-aligned, two spaces
+        // apart, trailing blanks trimmed.
+        assert_eq!(
+            lines,
+            [
+                "vm             n  note",
+                "---------  -----  ----",
+                "a              1     x",
+                "long name  12345",
+            ]
+        );
+        assert!(t.ends_with('\n'));
+    }
+
+    #[test]
+    fn variant_names_and_lambda_from_times() {
+        let names: Vec<String> = VARIANTS.iter().map(|v| v.name()).collect();
+        assert_eq!(names, ["tbs", "tbs+thr", "vmcg", "vmcg+thr", "sfq"]);
+        // Equal run times: perfectly fair.
+        assert_eq!(lambda_from_times([0.5, 0.5, 0.5]), 0.0);
+        // Throughputs 1 : 1 : 2 at equal weights: shares 1/4, 1/4, 1/2
+        // against 1/3 each, lambda = 1/12 + 1/12 + 1/6 = 1/3.
+        let l = lambda_from_times([2.0, 2.0, 1.0]);
+        assert!((l - 1.0 / 3.0).abs() < 1e-5, "lambda {l}");
+        // Every recomputed Table 2 lambda agrees with the paper's to 0.01.
+        for (name, g, lg, v, lv, r, lr) in TABLE2 {
+            for (t, rep) in [(g, lg), (v, lv), (r, lr)] {
+                let calc = lambda_from_times(*t);
+                assert!((calc - rep).abs() <= 0.01, "{name}: {calc} vs {rep}");
+            }
+        }
+    }
+}

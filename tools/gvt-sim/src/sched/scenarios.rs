@@ -213,3 +213,65 @@ pub fn get(name: &str, bg_us: u64) -> Option<Scenario> {
     };
     Some(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::engine::Load;
+
+    #[test]
+    fn every_listed_scenario_builds_and_is_sane() {
+        for &n in NAMES {
+            let s = get(n, 1605).unwrap_or_else(|| panic!("scenario {n} missing"));
+            assert_eq!(s.name, n);
+            assert!(!s.about.is_empty() && !s.vms.is_empty(), "{n}");
+            assert!(
+                s.cfg.warmup_ns < s.cfg.duration_ns,
+                "{n}: warm-up past the end"
+            );
+            assert!(s.vms.iter().all(|v| v.weight > 0), "{n}: zero weight");
+            let mut names: Vec<&str> = s.vms.iter().map(|v| v.name.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), s.vms.len(), "{n}: duplicate VM names");
+        }
+        assert!(get("nosuch", 0).is_none());
+        assert!(get("", 0).is_none());
+    }
+
+    #[test]
+    fn scenario_variants_differ_as_documented() {
+        // issue187 adds an idle VM to issue187-alone.
+        let alone = get("issue187-alone", 0).unwrap();
+        let with = get("issue187", 0).unwrap();
+        assert_eq!(alone.vms.len(), 1);
+        assert_eq!(with.vms.len(), 2);
+        assert!(matches!(with.vms[1].load, Load::Idle));
+        // fig11 takes its background kernel size from bg_us.
+        let f = get("fig11", 51).unwrap();
+        assert_eq!(f.vms[1].name, "bg-51us");
+        assert!(matches!(f.vms[1].load, Load::Saturate { svc_ns, .. } if svc_ns == 51 * US));
+        assert_eq!(get("fig11-alone", 51).unwrap().vms.len(), 1);
+        // Mixes: one VM per weight, names carry the weights, sizes cycle.
+        let m = get("mix122334-mixed", 0).unwrap();
+        let w: Vec<u32> = m.vms.iter().map(|v| v.weight).collect();
+        assert_eq!(w, [1, 2, 2, 3, 3, 4]);
+        assert_eq!(m.vms[5].name, "vm6-w4");
+        let svc: Vec<u64> = m
+            .vms
+            .iter()
+            .map(|v| match v.load {
+                Load::Saturate { svc_ns, .. } => svc_ns,
+                _ => panic!("mixes saturate"),
+            })
+            .collect();
+        assert_eq!(svc, [200 * US, 5 * MS, MS, 200 * US, 5 * MS, MS]);
+        // joinleave: the long-batch VM joins at 3 s and leaves at 7 s.
+        let j = get("joinleave", 0).unwrap();
+        assert_eq!(
+            (j.vms[2].start_ns, j.vms[2].stop_ns),
+            (3000 * MS, Some(7000 * MS))
+        );
+        assert_eq!((j.vms[3].start_ns, j.vms[3].stop_ns), (5000 * MS, None));
+    }
+}

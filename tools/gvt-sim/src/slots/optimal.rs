@@ -202,3 +202,76 @@ pub fn placement_cost_direct(sizes: &[u16], starts: &[u16], m: u16, trace: &[u8]
     }
     total
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every placement of `sizes` on `m` slots, the slow way.
+    fn brute_force(sizes: &[u16], m: u16, trace: &[u8]) -> u64 {
+        let mut best = u64::MAX;
+        let mut starts = vec![0u16; sizes.len()];
+        loop {
+            best = best.min(placement_cost_direct(sizes, &starts, m, trace));
+            let mut i = 0;
+            loop {
+                if i == sizes.len() {
+                    return best;
+                }
+                starts[i] += 1;
+                if starts[i] + sizes[i] <= m {
+                    break;
+                }
+                starts[i] = 0;
+                i += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn subset_costs_count_runs() {
+        let trace = [0u8, 1, 0, 0, 2, 1];
+        let c = subset_costs(3, &trace);
+        assert_eq!(c[0b000], 0);
+        assert_eq!(c[0b001], 1, "vGPU 0 alone: its switch-ins are one run");
+        assert_eq!(c[0b010], 1, "1 . . . 1: no one in between, one run");
+        assert_eq!(c[0b011], 4, "0 1 00 1");
+        assert_eq!(
+            c[0b101], 2,
+            "000 2: vGPU 1 in between does not split 0's run"
+        );
+        assert_eq!(c[0b111], 5, "0 1 00 2 1");
+        // Two vGPUs of 2 slots on 3 slots share the middle one.
+        assert_eq!(placement_cost(&[2, 2], &[0, 1], 3, &c), 1 + 4 + 1);
+        assert_eq!(
+            placement_cost(&[2, 2], &[0, 1], 3, &c),
+            placement_cost_direct(&[2, 2], &[0, 1], 3, &trace)
+        );
+    }
+
+    #[test]
+    fn exact_search_matches_brute_force_and_bounds_hold() {
+        let mut rng = crate::slots::workload::Rng::new(99);
+        for case in 0..12 {
+            let m = 6 + rng.below(4) as u16;
+            let n = 2 + rng.below(3) as usize;
+            let sizes: Vec<u16> = (0..n)
+                .map(|_| 1 + rng.below(u64::from(m / 2)) as u16)
+                .collect();
+            let trace: Vec<u8> = (0..40).map(|_| rng.below(n as u64) as u8).collect();
+            let want = brute_force(&sizes, m, &trace);
+            let opt = optimal(&sizes, m, &trace, None);
+            assert_eq!(opt.copies, want, "case {case}: {sizes:?} on {m}");
+            assert_eq!(placement_cost_direct(&sizes, &opt.starts, m, &trace), want);
+            assert!(opt.starts.iter().zip(&sizes).all(|(&p, &s)| p + s <= m));
+            let lb = lower_bound(&sizes, m, &trace);
+            assert!(lb <= want, "case {case}: bound {lb} above optimum {want}");
+            // A seed at the optimum cannot be beaten and is returned as is.
+            let seeded = optimal(&sizes, m, &trace, Some((want, opt.starts.clone())));
+            assert_eq!((seeded.copies, seeded.starts), (want, opt.starts));
+        }
+        // Enough room for everyone: each vGPU pays only its first switch-in.
+        assert_eq!(optimal(&[2, 3], 5, &[0, 1, 0, 1], None).copies, 5);
+        assert_eq!(lower_bound(&[2, 3], 5, &[0, 1, 0, 1]), 0);
+    }
+}

@@ -94,3 +94,26 @@ pub fn ratio(part: f64, whole: f64) -> String {
     }
     format!("{:.2}", part / whole)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_reductions_and_rendering() {
+        assert_eq!(reduction(65.0, 100.0), "35%");
+        assert_eq!(reduction(120.0, 100.0), "-20%");
+        assert_eq!(reduction(1.0, 0.0), "-");
+        assert_eq!(ratio(1.0, 3.0), "0.33");
+        assert_eq!(ratio(1.0, 0.0), "-");
+
+        let mut t = Table::new("T", &["a", "bbb"]);
+        t.row(vec!["xxxx".into(), "1".into()]);
+        t.row(vec!["y".into(), "".into()]);
+        assert_eq!(t.csv(), "# T\na,bbb\nxxxx,1\ny,\n");
+        assert_eq!(
+            t.text(),
+            "T\n\n====  ===\na     bbb\n====  ===\nxxxx  1\ny\n====  ===\n"
+        );
+    }
+}

@@ -140,3 +140,70 @@ pub fn mixed_set(set: usize, seed: u64) -> Vec<VmSpec> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_is_deterministic_and_bounded() {
+        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+        let xs: Vec<u64> = (0..8).map(|_| a.next()).collect();
+        assert_eq!(xs, (0..8).map(|_| b.next()).collect::<Vec<_>>());
+        assert_ne!(xs, (0..8).map(|_| Rng::new(8).next()).collect::<Vec<_>>());
+        // Seed 0 is usable (not stuck at zero).
+        assert_ne!(Rng::new(0).next(), 0);
+        let mut r = Rng::new(3);
+        for _ in 0..1000 {
+            assert!(r.below(5) < 5);
+            assert_eq!(r.below(0), 0);
+            let j = r.jitter(1000);
+            assert!((750..=1250).contains(&j), "jitter {j}");
+        }
+        let mut v: Vec<u32> = (0..50).collect();
+        r.shuffle(&mut v);
+        assert_ne!(v, (0..50).collect::<Vec<_>>());
+        v.sort_unstable();
+        assert_eq!(v, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn sets_follow_table2_and_sizes_map_to_weights() {
+        for (set, &(l, m, h)) in TABLE2.iter().enumerate() {
+            let vms = mixed_set(set + 1, 11);
+            assert_eq!(vms.len(), l + m + h);
+            let count = |c| vms.iter().filter(|v| v.class == c).count();
+            assert_eq!(
+                (count(Class::Low), count(Class::Medium), count(Class::High)),
+                (l, m, h)
+            );
+            let sizes: Vec<u16> = vms.iter().map(|v| v.slots).collect();
+            assert_eq!(&sizes[..6], &[6, 11, 16, 6, 11, 16]);
+            assert_eq!(vms, mixed_set(set + 1, 11), "same seed, same order");
+        }
+        let same = same_workload(4, Class::Medium);
+        assert!(same.iter().all(|v| v.class == Class::Medium));
+        assert_eq!(
+            same.iter().map(|v| v.slots).collect::<Vec<_>>(),
+            [6, 11, 16, 6]
+        );
+        let w = |slots| {
+            VmSpec {
+                class: Class::Low,
+                slots,
+            }
+            .weight()
+        };
+        assert_eq!(
+            [w(6), w(7), w(11), w(12), w(16), w(17), w(32)],
+            [2, 4, 4, 8, 8, 16, 16]
+        );
+        // Every class renders slower on the GPU than its class below.
+        assert!(Class::Low.frame_ns().0 < Class::Medium.frame_ns().0);
+        assert!(Class::Medium.frame_ns().0 < Class::High.frame_ns().0);
+        assert_eq!(
+            [Class::Low.tag(), Class::Medium.tag(), Class::High.tag()],
+            ['L', 'M', 'H']
+        );
+    }
+}
