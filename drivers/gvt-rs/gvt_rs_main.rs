@@ -6,11 +6,14 @@
 //! and on the host (`cargo test`). `engine/` wraps it with the kernel's
 //! locking, clock and sysfs for one GPU, behind the provider contract
 //! (`Documentation/gvt-rs/provider-contract.rst`); `sim/` is the simulated
-//! GPU provider: an mdev parent whose vGPUs are opened through VFIO.
+//! GPU provider: an mdev parent whose vGPUs are opened through VFIO; `i915/`
+//! (with `CONFIG_GVT_RS_I915`) offers the same engine to Intel GVT-g as an
+//! external scheduling policy of `kvmgt.ko`.
 
 use core::pin::Pin;
 use kernel::{
     prelude::*,
+    sync::Arc,
     sysfs::{Attribute, Buffer, Dir, Parent},
 };
 
@@ -18,6 +21,8 @@ pub mod engine;
 #[path = "core/src/gvt_core.rs"]
 pub mod gvt_core;
 mod core_kunit;
+#[cfg(CONFIG_GVT_RS_I915)]
+pub mod i915;
 pub mod sim;
 
 module! {
@@ -29,7 +34,7 @@ module! {
 }
 
 /// Module-wide state shown in `/sys/kernel/gvt_rs/`.
-struct Global;
+pub(crate) struct Global;
 
 fn show_version(_: &Global, buf: &mut Buffer<'_>) -> Result {
     buf.emit(fmt!("{}\n", gvt_core::VERSION))
@@ -38,24 +43,36 @@ fn show_version(_: &Global, buf: &mut Buffer<'_>) -> Result {
 static VERSION_ATTR: Attribute<Global> = Attribute::read_only(c"version", show_version);
 static GLOBAL_ATTRS: [&Attribute<Global>; 1] = [&VERSION_ATTR];
 
-/// Fields drop in declaration order: the mdev parent goes first (removing
-/// every vGPU), then the GPU's sysfs directory, the GPU, the top directory.
+/// Fields drop in declaration order: the GVT-g policy goes first (no GPU
+/// can use it any more: each holds a reference on this module), then the
+/// mdev parent (removing every simulated vGPU), the simulated GPU's sysfs
+/// directory, the GPU, the top directory.
 struct GvtRs {
+    #[cfg(CONFIG_GVT_RS_I915)]
+    _i915: Pin<KBox<i915::Registration>>,
     _parent: sim::ParentRegistration,
     _gpu_dir: Dir<engine::sysfs::GpuDir>,
     _gpu: Pin<KBox<sim::SimGpu>>,
-    _sysfs: Dir<Global>,
+    _sysfs: Arc<Dir<Global>>,
 }
 
 impl kernel::Module for GvtRs {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let sysfs = Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_ATTRS)?;
+        let sysfs = Arc::new(
+            Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_ATTRS)?,
+            GFP_KERNEL,
+        )?;
         let gpu = sim::SimGpu::new()?;
         let gpu_dir = gpu.sysfs(sysfs.as_parent())?;
         // SAFETY: `_parent` is dropped before `_gpu` (field order).
         let parent = unsafe { sim::ParentRegistration::new(&gpu)? };
+        // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
+        #[cfg(CONFIG_GVT_RS_I915)]
+        let i915 = i915::Registration::new(sysfs.clone())?;
         pr_info!("gvt-rs {} loaded\n", gvt_core::VERSION);
         Ok(Self {
+            #[cfg(CONFIG_GVT_RS_I915)]
+            _i915: i915,
             _parent: parent,
             _gpu_dir: gpu_dir,
             _gpu: gpu,

@@ -33,7 +33,9 @@
 pub mod sysfs;
 
 use crate::gvt_core::{
-    sched::{Fairness, GpuStats, Pick, Policy, Scheduler, Tunable, VgpuStats},
+    sched::{
+        Fairness, GpuStats, GvtgSwitch, Pick, Policy, Scheduler, SwitchStep, Tunable, VgpuStats,
+    },
     slots::{AllocatorKind, CopyStats, Move, Moves, Placement, PoolConfig, SlotError, SlotPool},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -77,12 +79,29 @@ pub struct VgpuType {
 pub struct GpuConfig {
     /// Number of engines (at most `gvt_core::sched::MAX_ENGINES`).
     pub engines: usize,
-    /// Low GM available to guests, MB (private per vGPU under `static`).
+    /// Low GM available to guests, MB (private per vGPU under `static`;
+    /// `u32::MAX` when the provider accounts low GM itself).
     pub low_mb: u32,
-    /// High-GM slots available to guests.
+    /// High-GM slots available to guests (`1..=MAX_SLOTS`).
     pub slots: u16,
-    /// GTT entries of the shared low-GM region under the sharing allocators.
+    /// GTT entries of the shared low-GM region under the sharing allocators
+    /// (0: the provider keeps low GM private to each vGPU).
     pub low_shared_entries: u32,
+    /// Whether the provider can move a vGPU's high-GM range after creation
+    /// ([`Provider::relocate`]). GVT-g cannot: the guest learns its range
+    /// once. Without it, relocation stays off and cannot be turned on.
+    pub relocate: bool,
+}
+
+/// A vGPU's decision for GVT-g's `pick_next()` ([`Engine::gvtg_pick_next`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GvtgAnswer {
+    /// Name nothing: the current vGPU goes on.
+    Keep,
+    /// Name the idle vGPU (nothing to run, or a drain barrier).
+    Idle,
+    /// Name this vGPU.
+    Run(VgpuId),
 }
 
 /// Actions the engine asks of a GPU provider.
@@ -128,6 +147,9 @@ impl Counters {
 }
 
 struct Meta {
+    /// In the scheduler ([`Engine::attach_vgpu`]), not only placed.
+    attached: bool,
+    high_mb: u32,
     type_weight: u32,
     low_mb: u32,
     charged_low: bool,
@@ -141,6 +163,7 @@ struct PolicyState {
     low_used_mb: u32,
     last_sample_ns: u64,
     last_cpu_ns: u64,
+    gvtg: GvtgSwitch,
 }
 
 struct SlotState {
@@ -175,11 +198,12 @@ fn boxed_sched() -> Result<KBox<Sched>> {
 }
 
 #[inline(never)]
-fn boxed_pool<const SLOTS: u16, const LOW: u32>() -> Result<KBox<Pool>> {
+fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
+    // Built for the largest pool, then shrunk to the GPU's (`reconfigure`).
     let init: &'static Result<Pool, SlotError> = &const {
         Pool::new(PoolConfig {
-            slots: SLOTS,
-            low_entries: LOW,
+            slots: MAX_SLOTS as u16,
+            low_entries: 0,
             allocator: AllocatorKind::Static,
         })
     };
@@ -188,7 +212,13 @@ fn boxed_pool<const SLOTS: u16, const LOW: u32>() -> Result<KBox<Pool>> {
     // SAFETY: As in `boxed_sched`: the pool is plain data.
     unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
     // SAFETY: Initialised just above.
-    Ok(unsafe { b.assume_init() })
+    let mut pool = unsafe { b.assume_init() };
+    pool.reconfigure(cfg.slots, cfg.low_shared_entries)
+        .map_err(slot_err)?;
+    if !cfg.relocate {
+        pool.set_relocation(false);
+    }
+    Ok(pool)
 }
 
 /// How often VM CPU time is sampled for `vmcg`.
@@ -209,24 +239,17 @@ pub struct Engine {
 
 impl Engine {
     /// A new engine running `tbs` with the `static` allocator, as upstream
-    /// GVT-g, for a GPU with `engines` engines, `low_mb` of guest low GM,
-    /// `SLOTS` high-GM slots and a shared low-GM region of `LOW_ENTRIES` GTT
-    /// entries. Allocates the scheduler and the slot pool.
-    pub fn new<const SLOTS: u16, const LOW_ENTRIES: u32>(
-        engines: usize,
-        low_mb: u32,
-    ) -> Result<impl PinInit<Self, Error>> {
-        if engines == 0 || engines > crate::gvt_core::sched::MAX_ENGINES {
+    /// GVT-g, for the GPU `cfg` describes. Allocates the scheduler and the
+    /// slot pool. `EINVAL` for an engine count or pool size out of range.
+    pub fn new(cfg: GpuConfig) -> Result<impl PinInit<Self, Error>> {
+        if cfg.engines == 0 || cfg.engines > crate::gvt_core::sched::MAX_ENGINES {
             return Err(EINVAL);
         }
-        let cfg = GpuConfig {
-            engines,
-            low_mb,
-            slots: SLOTS,
-            low_shared_entries: LOW_ENTRIES,
-        };
+        if cfg.slots == 0 || usize::from(cfg.slots) > MAX_SLOTS {
+            return Err(EINVAL);
+        }
         let sched = boxed_sched()?;
-        let pool = boxed_pool::<SLOTS, LOW_ENTRIES>()?;
+        let pool = boxed_pool(&cfg)?;
         Ok(try_pin_init!(Self {
             cfg,
             base: Instant::now(),
@@ -236,6 +259,7 @@ impl Engine {
                 low_used_mb: 0,
                 last_sample_ns: 0,
                 last_cpu_ns: 0,
+                gvtg: GvtgSwitch::new(),
             }, "gvt_rs_policy"),
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
@@ -261,36 +285,59 @@ impl Engine {
 
     // ---- lifecycle events ------------------------------------------------
 
-    /// A vGPU of type `ty` is created (GVT-g: `init_vgpu` + `alloc_high`).
-    /// Places its graphics memory; `ENOSPC` when it does not fit.
+    /// A vGPU of type `ty` is created: [`Engine::place_vgpu`] and
+    /// [`Engine::attach_vgpu`] in one step. `ENOSPC` when it does not fit.
     pub fn create_vgpu<P: Provider + ?Sized>(&self, p: &P, ty: &VgpuType) -> Result<VgpuId> {
+        let id = self.place_vgpu(p, ty.high_mb, ty.low_mb, ty.weight)?;
+        if let Err(e) = self.attach_vgpu(id) {
+            let _ = self.unplace_vgpu(p, id);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// A stopped vGPU with nothing in flight is destroyed:
+    /// [`Engine::detach_vgpu`] and [`Engine::unplace_vgpu`]. `EBUSY` while
+    /// started or busy.
+    pub fn destroy_vgpu<P: Provider + ?Sized>(&self, p: &P, id: VgpuId) -> Result {
+        self.detach_vgpu(id)?;
+        self.unplace_vgpu(p, id)
+    }
+
+    /// Places the graphics memory of a new vGPU (GVT-g: `alloc_high`, which
+    /// comes before the vGPU reaches the scheduler) and reserves its id.
+    /// `ENOSPC` when it does not fit.
+    pub fn place_vgpu<P: Provider + ?Sized>(
+        &self,
+        p: &P,
+        high_mb: u32,
+        low_mb: u32,
+        weight: u32,
+    ) -> Result<VgpuId> {
         let now = self.now_ns();
         let mut st = self.policy.lock();
         let idx = st.meta.iter().position(|m| m.is_none()).ok_or(ENOSPC)?;
         let id = VgpuId::try_from(idx).map_err(|_| ENOSPC)?;
         let mut sl = self.slots.lock();
         let charge_low = !sl.pool.allocator().shares();
-        let low_after = st.low_used_mb.checked_add(ty.low_mb).ok_or(ENOSPC)?;
+        let low_after = st.low_used_mb.checked_add(low_mb).ok_or(ENOSPC)?;
         if charge_low && low_after > self.cfg.low_mb {
             return Err(ENOSPC);
         }
         let created = sl
             .pool
-            .create_mb(id, ty.high_mb, now / 1_000_000)
+            .create_mb(id, high_mb, now / 1_000_000)
             .map_err(slot_err)?;
-        let gm = ty.low_mb.saturating_add(ty.high_mb);
-        if let Err(e) = st.sched.create(usize::from(id), ty.weight, gm) {
-            let _ = sl.pool.destroy(id, now / 1_000_000);
-            return Err(sched_err(e));
-        }
         self.apply_moves(p, &created.moves);
         if charge_low {
             st.low_used_mb = low_after;
         }
         if let Some(slot) = st.meta.get_mut(idx) {
             *slot = Some(Meta {
-                type_weight: ty.weight,
-                low_mb: ty.low_mb,
+                attached: false,
+                high_mb,
+                type_weight: weight,
+                low_mb,
                 charged_low: charge_low,
                 bw_mbps: 0,
                 last_busy_ns: 0,
@@ -299,12 +346,49 @@ impl Engine {
         Ok(id)
     }
 
-    /// A stopped vGPU with nothing in flight is destroyed (GVT-g:
-    /// `clean_vgpu` + `free_high`). `EBUSY` while started or busy.
-    pub fn destroy_vgpu<P: Provider + ?Sized>(&self, p: &P, id: VgpuId) -> Result {
+    /// A placed vGPU enters the scheduler, stopped, with its type's weight
+    /// (GVT-g: `init_vgpu`). `EINVAL` unless placed and not attached yet.
+    pub fn attach_vgpu(&self, id: VgpuId) -> Result {
+        let mut st = self.policy.lock();
+        let (weight, gm) = match st.meta.get(usize::from(id)) {
+            Some(Some(m)) if !m.attached => (m.type_weight, m.low_mb.saturating_add(m.high_mb)),
+            _ => return Err(EINVAL),
+        };
+        st.sched
+            .create(usize::from(id), weight, gm)
+            .map_err(sched_err)?;
+        if let Some(Some(m)) = st.meta.get_mut(usize::from(id)) {
+            m.attached = true;
+        }
+        Ok(())
+    }
+
+    /// A stopped vGPU with nothing in flight leaves the scheduler (GVT-g:
+    /// `clean_vgpu`); its placement stays until [`Engine::unplace_vgpu`].
+    /// `EBUSY` while started or busy, `EINVAL` if not attached.
+    pub fn detach_vgpu(&self, id: VgpuId) -> Result {
+        let mut st = self.policy.lock();
+        match st.meta.get(usize::from(id)) {
+            Some(Some(m)) if m.attached => {}
+            _ => return Err(EINVAL),
+        }
+        st.sched.destroy(usize::from(id)).map_err(sched_err)?;
+        if let Some(Some(m)) = st.meta.get_mut(usize::from(id)) {
+            m.attached = false;
+        }
+        Ok(())
+    }
+
+    /// Frees a detached vGPU's graphics memory and id (GVT-g: `free_high`).
+    /// `EBUSY` while still attached, `EINVAL` for an unknown id.
+    pub fn unplace_vgpu<P: Provider + ?Sized>(&self, p: &P, id: VgpuId) -> Result {
         let now = self.now_ns();
         let mut st = self.policy.lock();
-        st.sched.destroy(usize::from(id)).map_err(sched_err)?;
+        match st.meta.get(usize::from(id)) {
+            Some(Some(m)) if m.attached => return Err(EBUSY),
+            Some(Some(_)) => {}
+            _ => return Err(EINVAL),
+        }
         let meta = st.meta.get_mut(usize::from(id)).and_then(Option::take);
         if let Some(m) = meta {
             if m.charged_low {
@@ -389,6 +473,27 @@ impl Engine {
         Ok(())
     }
 
+    /// A workload of `id` queued on `engine` was discarded before dispatch
+    /// (GVT-g: `completed` with `-ECANCELED`). `EINVAL` if none is queued.
+    pub fn cancelled(&self, id: VgpuId, engine: usize) -> Result {
+        self.policy
+            .lock()
+            .sched
+            .cancelled(usize::from(id), engine)
+            .map_err(sched_err)
+    }
+
+    /// Whether the engine thread of `engine` may take `id`'s head workload
+    /// now (GVT-g: `may_dispatch`). When not, the turn is over and the
+    /// provider must ask for a decision.
+    pub fn may_dispatch(&self, id: VgpuId, engine: usize) -> bool {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .may_dispatch(usize::from(id), engine, now)
+    }
+
     /// Timer event: call at [`Engine::next_timer`].
     pub fn tick(&self) {
         let now = self.now_ns();
@@ -429,6 +534,39 @@ impl Engine {
                 Ok(Some(id))
             }
         }
+    }
+
+    /// GVT-g's `pick_next()`: the vGPU to name, following GVT-g's switch
+    /// protocol (`gvt_core::sched::GvtgSwitch`): a turn that ends with
+    /// work in flight names the idle vGPU so that the engines drain, and
+    /// the decision follows once they have ([`Engine::gvtg_switched`]).
+    pub fn gvtg_pick_next<P: Provider + ?Sized>(&self, p: &P, timer: bool) -> GvtgAnswer {
+        let now = self.now_ns();
+        let step = {
+            let mut st = self.policy.lock();
+            if timer {
+                st.sched.tick(now);
+            }
+            let PolicyState { sched, gvtg, .. } = &mut *st;
+            gvtg.step(sched, now)
+        };
+        match step {
+            SwitchStep::Keep => GvtgAnswer::Keep,
+            SwitchStep::Drain => GvtgAnswer::Idle,
+            SwitchStep::Pick => match self.pick(p) {
+                Ok(Some(id)) => GvtgAnswer::Run(id),
+                Ok(None) => GvtgAnswer::Idle,
+                // Work in flight after all (counts out of step): not now.
+                Err(_) => GvtgAnswer::Keep,
+            },
+        }
+    }
+
+    /// GVT-g switched to the idle vGPU (`to_idle`) or to a vGPU. Returns
+    /// whether a drain barrier completed: the provider must then ask GVT-g
+    /// for a decision (`intel_gvt_request_schedule()`).
+    pub fn gvtg_switched(&self, to_idle: bool) -> bool {
+        self.policy.lock().gvtg.switched(to_idle)
     }
 
     fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {
@@ -495,16 +633,22 @@ impl Engine {
     /// How many more vGPUs of type `ty` can be created now
     /// (mdev `available_instances`, GVT-g: `avail`).
     pub fn available(&self, ty: &VgpuType) -> u32 {
+        self.available_mb(ty.high_mb, ty.low_mb)
+    }
+
+    /// How many more vGPUs with `high_mb` of high GM and `low_mb` of low GM
+    /// can be created now.
+    pub fn available_mb(&self, high_mb: u32, low_mb: u32) -> u32 {
         let st = self.policy.lock();
         let sl = self.slots.lock();
         let free = st.meta.iter().filter(|m| m.is_none()).count();
         let free = u32::try_from(free).unwrap_or(0);
-        let high = sl.pool.available_instances_mb(ty.high_mb).min(free);
+        let high = sl.pool.available_instances_mb(high_mb).min(free);
         if sl.pool.allocator().shares() {
             return high;
         }
         let low_left = self.cfg.low_mb.saturating_sub(st.low_used_mb);
-        high.min(low_left.checked_div(ty.low_mb).unwrap_or(free))
+        high.min(low_left.checked_div(low_mb).unwrap_or(free))
     }
 
     // ---- residency, for the provider's guest GTT accesses ----------------
@@ -571,6 +715,17 @@ impl Engine {
         // The policy lock keeps vGPU creation out while the allocator changes.
         let _st = self.policy.lock();
         f(&mut self.slots.lock().pool).map_err(slot_err)
+    }
+
+    /// Turns periodic relocation on or off. `EOPNOTSUPP` to turn it on for
+    /// a provider that cannot move a vGPU's range (GVT-g).
+    pub fn set_relocation(&self, on: bool) -> Result {
+        if on && !self.cfg.relocate {
+            return Err(EOPNOTSUPP);
+        }
+        let _st = self.policy.lock();
+        self.slots.lock().pool.set_relocation(on);
+        Ok(())
     }
 
     /// Fairness of the last window.

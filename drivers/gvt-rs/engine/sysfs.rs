@@ -200,7 +200,7 @@ macro_rules! pool_attr {
     };
 }
 
-use crate::gvt_core::slots::{SlotError, Tunables};
+use crate::gvt_core::slots::Tunables;
 type PoolT = super::Pool;
 
 pool_attr!(
@@ -250,11 +250,7 @@ fn show_reloc(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
 }
 
 fn store_reloc(g: &GpuDir, input: &[u8]) -> Result {
-    let on = sysfs::parse_bool(input)?;
-    g.engine.with_pool_mut(|p| {
-        p.set_relocation(on);
-        Ok::<(), SlotError>(())
-    })
+    g.engine.set_relocation(sysfs::parse_bool(input)?)
 }
 
 static P_RELOC: Attribute<GpuDir> =

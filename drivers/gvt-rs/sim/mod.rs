@@ -20,7 +20,7 @@ mod regs;
 
 use crate::engine::{
     sysfs::{self as esysfs, GpuDir, VgpuDir},
-    Engine, Provider, VgpuId, VgpuType, MAX_VGPUS,
+    Engine, GpuConfig, Provider, VgpuId, VgpuType, MAX_VGPUS,
 };
 use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
 use core::{
@@ -219,7 +219,13 @@ impl SimGpu {
     /// Makes a simulated GPU and its engine.
     pub fn new() -> Result<Pin<KBox<Self>>> {
         let engine = Arc::pin_init(
-            Engine::new::<SLOTS, LOW_SHARED_ENTRIES>(ENGINES, LOW_MB)?,
+            Engine::new(GpuConfig {
+                engines: ENGINES,
+                low_mb: LOW_MB,
+                slots: SLOTS,
+                low_shared_entries: LOW_SHARED_ENTRIES,
+                relocate: true,
+            })?,
             GFP_KERNEL,
         )?;
         let phys = alloc_gtt(usize::from(SLOTS).checked_mul(ENTRIES).ok_or(EINVAL)?)?;
