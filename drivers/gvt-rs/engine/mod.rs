@@ -30,6 +30,7 @@
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
 //! process context: hrtimer callbacks defer to a work item first.
 
+mod kunit;
 pub mod sysfs;
 
 use crate::gvt_core::{

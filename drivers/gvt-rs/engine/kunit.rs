@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit tests of the engine as the i915 provider drives it.
+//!
+//! Without an Intel GPU no GVT-g instance calls the provider's ops, so these
+//! tests make the engine calls those ops make, in GVT-g's order, on an
+//! engine configured as the i915 provider configures it (no relocation,
+//! private low GM), with a provider that records the actions asked of it.
+
+#[kernel::macros::kunit_tests(gvt_rs_engine)]
+mod tests {
+    use crate::engine::{Engine, GpuConfig, GvtgAnswer, Provider, VgpuId};
+    use crate::gvt_core::{sched::Policy, slots::Move};
+    use core::sync::atomic::{AtomicU32, Ordering};
+    use kernel::{prelude::*, sync::Arc};
+
+    /// Counts the actions; has no VM CPU time.
+    struct Recorder {
+        loads: AtomicU32,
+        relocations: AtomicU32,
+    }
+
+    impl Provider for Recorder {
+        fn load_gtt(&self, _vgpu: VgpuId, _start: u16, _first: u16, _slots: u16) {
+            self.loads.fetch_add(1, Ordering::Relaxed);
+        }
+        fn load_low_gtt(&self, _vgpu: VgpuId) {}
+        fn relocate(&self, _m: &Move) {
+            self.relocations.fetch_add(1, Ordering::Relaxed);
+        }
+        fn vm_cpu_ns(&self, _vgpu: VgpuId) -> Option<u64> {
+            None
+        }
+    }
+
+    fn recorder() -> Recorder {
+        Recorder {
+            loads: AtomicU32::new(0),
+            relocations: AtomicU32::new(0),
+        }
+    }
+
+    /// An engine as the i915 provider makes it, with 8 slots (512 MB).
+    fn i915_engine(relocate: bool) -> Result<Arc<Engine>> {
+        Arc::pin_init(
+            Engine::new(GpuConfig {
+                engines: 2,
+                low_mb: u32::MAX,
+                slots: 8,
+                low_shared_entries: 0,
+                relocate,
+            })?,
+            GFP_KERNEL,
+        )
+    }
+
+    #[test]
+    fn bad_configs_are_refused() -> Result {
+        for (engines, slots) in [(0, 8), (9, 8), (2, 0), (2, 65)] {
+            let r = Engine::new(GpuConfig {
+                engines,
+                low_mb: 0,
+                slots,
+                low_shared_entries: 0,
+                relocate: false,
+            });
+            assert!(r.is_err());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn placement_and_scheduling_are_separate_steps() -> Result {
+        let p = recorder();
+        let e = i915_engine(false)?;
+        // alloc_high x2: 256 MB = 4 slots each fill the 8-slot pool.
+        assert_eq!(e.available_mb(256, 0), 2);
+        let a = e.place_vgpu(&p, 256, 0, 4)?;
+        let b = e.place_vgpu(&p, 256, 0, 8)?;
+        assert_eq!(e.place_vgpu(&p, 256, 0, 4), Err(ENOSPC));
+        assert_eq!(e.available_mb(256, 0), 0);
+        // Placed, not yet in the scheduler.
+        assert!(e.vgpu_stats(a).is_none());
+        assert_eq!(e.start(a), Err(EINVAL));
+        // init_vgpu.
+        e.attach_vgpu(a)?;
+        assert_eq!(e.attach_vgpu(a), Err(EINVAL));
+        assert!(e.vgpu_stats(a).is_some());
+        // free_high before clean_vgpu is refused and changes nothing.
+        assert_eq!(e.unplace_vgpu(&p, a), Err(EBUSY));
+        assert_eq!(e.vgpus(), 2);
+        // A started vGPU cannot leave the scheduler.
+        e.start(a)?;
+        assert_eq!(e.detach_vgpu(a), Err(EBUSY));
+        e.stop(a)?;
+        e.detach_vgpu(a)?;
+        assert_eq!(e.detach_vgpu(a), Err(EINVAL));
+        e.unplace_vgpu(&p, a)?;
+        assert_eq!(e.unplace_vgpu(&p, a), Err(EINVAL));
+        // b never entered the scheduler (init_vgpu failed, say).
+        e.unplace_vgpu(&p, b)?;
+        assert_eq!(e.vgpus(), 0);
+        assert_eq!(e.available_mb(256, 0), 2);
+        assert_eq!(p.relocations.load(Ordering::Relaxed), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn relocation_needs_the_capability() -> Result {
+        let e = i915_engine(false)?;
+        assert!(!e.with_pool(|p| p.tunables().relocation()));
+        assert_eq!(e.set_relocation(true), Err(EOPNOTSUPP));
+        assert!(!e.with_pool(|p| p.tunables().relocation()));
+        e.set_relocation(false)?;
+        let e = i915_engine(true)?;
+        e.set_relocation(false)?;
+        e.set_relocation(true)?;
+        assert!(e.with_pool(|p| p.tunables().relocation()));
+        Ok(())
+    }
+
+    #[test]
+    fn gvtg_switch_protocol_drains_through_the_idle_vgpu() -> Result {
+        let p = recorder();
+        let e = i915_engine(false)?;
+        e.set_policy(Policy::Sfq)?;
+        let a = e.place_vgpu(&p, 128, 0, 1)?;
+        e.attach_vgpu(a)?;
+        e.start(a)?;
+        // Nothing queued: the idle vGPU (or nothing).
+        assert_ne!(e.gvtg_pick_next(&p, false), GvtgAnswer::Run(a));
+        let _ = e.gvtg_switched(true);
+        // Work arrives: a runs.
+        e.queued(a, 0, 0)?;
+        e.queued(a, 1, 0)?;
+        e.queued(a, 1, 0)?;
+        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Run(a));
+        assert!(!e.gvtg_switched(false));
+        assert_eq!(e.gvtg_pick_next(&p, true), GvtgAnswer::Keep);
+        assert!(e.may_dispatch(a, 0));
+        e.dispatched(a, 0, 0)?;
+        // A reset discards one queued workload of engine 1.
+        e.cancelled(a, 1)?;
+        // The vGPU stops with work in flight: drain through the idle vGPU,
+        // and make no decision while the barrier is pending.
+        e.stop(a)?;
+        assert!(!e.may_dispatch(a, 1));
+        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Idle);
+        assert_eq!(e.gvtg_pick_next(&p, true), GvtgAnswer::Keep);
+        e.completed(a, 0, 500_000)?;
+        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Keep);
+        // GVT-g switched to the idle vGPU: ask for a decision, which is
+        // idle (a stopped).
+        assert!(e.gvtg_switched(true));
+        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Idle);
+        assert_eq!(e.vgpu_stats(a).map(|s| s.completed), Some(1));
+        // Counts out of step are refused, not trusted.
+        assert_eq!(e.completed(a, 0, 1), Err(EINVAL));
+        assert_eq!(e.cancelled(a, 1), Err(EINVAL));
+        e.detach_vgpu(a)?;
+        e.unplace_vgpu(&p, a)?;
+        Ok(())
+    }
+}
