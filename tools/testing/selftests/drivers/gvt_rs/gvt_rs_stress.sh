@@ -9,7 +9,7 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 10
+ktap_set_plan 12
 check "gvt_rs ready" sim_ready
 
 # ---- GTT slots: static vs gscale -------------------------------------------
@@ -45,6 +45,22 @@ echo gscale >"$GVT_GPU/gm_allocator"
 check "gscale: three V5_1 sharing slots see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_1 GVTg_V5_1" gscale
 echo dymgpu-size >"$GVT_GPU/gm_allocator"
 check "dymgpu-size: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-size
+# The re-placing allocators, re-placing every second with relocation on.
+# The four guests run the same load, so the layout usually stays put (the
+# count of relocations is logged); isolation must hold either way.
+echo 10 >"$GVT_GPU/gm_sample_period_ms"
+echo 200 >"$GVT_GPU/gm_util_window_ms"
+echo 1000 >"$GVT_GPU/gm_replace_period_ms"
+echo 1 >"$GVT_GPU/gm_relocation"
+reloc0=$(cat "$GVT_GPU/events_relocations")
+echo dymgpu-util >"$GVT_GPU/gm_allocator"
+check "dymgpu-util: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-util
+echo cost >"$GVT_GPU/gm_allocator"
+check "cost: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" cost
+echo "# relocations during the two runs: $(($(cat "$GVT_GPU/events_relocations") - reloc0))"
+echo 1000 >"$GVT_GPU/gm_sample_period_ms"
+echo 20000 >"$GVT_GPU/gm_util_window_ms"
+echo 20000 >"$GVT_GPU/gm_replace_period_ms"
 echo static >"$GVT_GPU/gm_allocator"
 
 # ---- 100 create/destroy cycles under load ------------------------------------
