@@ -369,6 +369,21 @@ unsafe fn vgpu<'a>(vgpu: *mut IntelVgpu) -> Option<(Pin<&'a I915Gpu>, VgpuId)> {
     Some((g, id))
 }
 
+/// The GPU, engine id and dense engine index of a vGPU's workload event.
+///
+/// # Safety
+///
+/// As for [`vgpu`].
+unsafe fn vgpu_engine<'a>(
+    v: *mut IntelVgpu,
+    engine: c_uint,
+) -> Option<(Pin<&'a I915Gpu>, VgpuId, usize)> {
+    // SAFETY: The caller's guarantee.
+    let (g, id) = unsafe { vgpu(v) }?;
+    let e = g.engine(engine)?;
+    Some((g, id, e))
+}
+
 fn errno(e: Error) -> c_int {
     e.to_errno()
 }
@@ -603,10 +618,7 @@ extern "C" fn gvt_rs_i915_switched(
 #[no_mangle]
 extern "C" fn gvt_rs_i915_queued(v: *mut IntelVgpu, engine: c_uint) {
     // SAFETY: `v` is valid in this op.
-    let Some((g, id)) = (unsafe { vgpu(v) }) else {
-        return;
-    };
-    let Some(e) = g.engine(engine) else {
+    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
         return;
     };
     if g.engine.queued(id, e, 0).is_err() {
@@ -624,10 +636,7 @@ extern "C" fn gvt_rs_i915_queued(v: *mut IntelVgpu, engine: c_uint) {
 #[no_mangle]
 extern "C" fn gvt_rs_i915_may_dispatch(v: *mut IntelVgpu, engine: c_uint) -> bool {
     // SAFETY: `v` is valid in this op.
-    let Some((g, id)) = (unsafe { vgpu(v) }) else {
-        return true;
-    };
-    let Some(e) = g.engine(engine) else {
+    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
         return true;
     };
     let ok = g.engine.may_dispatch(id, e);
@@ -640,10 +649,7 @@ extern "C" fn gvt_rs_i915_may_dispatch(v: *mut IntelVgpu, engine: c_uint) -> boo
 #[no_mangle]
 extern "C" fn gvt_rs_i915_dispatched(v: *mut IntelVgpu, engine: c_uint) {
     // SAFETY: `v` is valid in this op.
-    let Some((g, id)) = (unsafe { vgpu(v) }) else {
-        return;
-    };
-    let Some(e) = g.engine(engine) else {
+    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
         return;
     };
     let now = g.engine.now_ns();
@@ -659,10 +665,7 @@ extern "C" fn gvt_rs_i915_dispatched(v: *mut IntelVgpu, engine: c_uint) {
 #[no_mangle]
 extern "C" fn gvt_rs_i915_completed(v: *mut IntelVgpu, engine: c_uint, gpu_ns: u64, status: c_int) {
     // SAFETY: `v` is valid in this op.
-    let Some((g, id)) = (unsafe { vgpu(v) }) else {
-        return;
-    };
-    let Some(e) = g.engine(engine) else {
+    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
         return;
     };
     if status == ECANCELED {

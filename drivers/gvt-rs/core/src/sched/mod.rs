@@ -808,26 +808,15 @@ impl<const N: usize> Scheduler<N> {
         queued_at: u64,
         now: u64,
     ) -> Result<(), Error> {
-        Self::check_engine(engine)?;
+        self.take_pending(id, engine)?;
         let g = self.vg_mut(id)?;
-        let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
-        if c.pending == 0 {
-            return Err(Error::Invalid);
+        if let Some(c) = g.ch.get_mut(engine) {
+            c.inflight = c.inflight.saturating_add(1);
         }
-        c.pending = c.pending.saturating_sub(1);
-        c.inflight = c.inflight.saturating_add(1);
-        g.pending = g.pending.saturating_sub(1);
         g.inflight = g.inflight.saturating_add(1);
         g.dispatched = g.dispatched.saturating_add(1);
         g.record_latency(now.saturating_sub(queued_at));
-        let empty = g.pending == 0;
         self.inflight = self.inflight.saturating_add(1);
-        if empty {
-            self.backlogged.set(id, false);
-            if self.current != Some(id) {
-                self.sfq.deactivate(id);
-            }
-        }
         if self.current == Some(id) {
             self.turn_dispatched = self.turn_dispatched.saturating_add(1);
             if self.policy == Policy::Vmcg {
@@ -879,6 +868,17 @@ impl<const N: usize> Scheduler<N> {
     /// dispatched (a vGPU or engine reset). `Invalid` if none is queued,
     /// which is the case after [`Scheduler::stop`] already forgot them.
     pub fn cancelled(&mut self, id: usize, engine: usize) -> Result<(), Error> {
+        self.take_pending(id, engine)?;
+        if let Some(g) = self.v.get(id) {
+            self.vmcg.refresh(id, g);
+        }
+        Ok(())
+    }
+
+    /// One queued workload of `id` on `engine` leaves the queue (dispatched
+    /// or discarded); `Invalid` if none is queued. A vGPU left with nothing
+    /// queued stops being backlogged.
+    fn take_pending(&mut self, id: usize, engine: usize) -> Result<(), Error> {
         Self::check_engine(engine)?;
         let g = self.vg_mut(id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
@@ -887,15 +887,11 @@ impl<const N: usize> Scheduler<N> {
         }
         c.pending = c.pending.saturating_sub(1);
         g.pending = g.pending.saturating_sub(1);
-        let empty = g.pending == 0;
-        if empty {
+        if g.pending == 0 {
             self.backlogged.set(id, false);
             if self.current != Some(id) {
                 self.sfq.deactivate(id);
             }
-        }
-        if let Some(g) = self.v.get(id) {
-            self.vmcg.refresh(id, g);
         }
         Ok(())
     }
