@@ -10,7 +10,6 @@
 //! (with `CONFIG_GVT_RS_I915`) offers the same engine to Intel GVT-g as an
 //! external scheduling policy of `kvmgt.ko`.
 
-use core::pin::Pin;
 use kernel::{
     prelude::*,
     sync::Arc,
@@ -23,7 +22,9 @@ pub mod gvt_core;
 mod core_kunit;
 #[cfg(CONFIG_GVT_RS_I915)]
 pub mod i915;
+#[cfg(CONFIG_GVT_RS_SIM)]
 pub mod sim;
+pub mod timer;
 
 module! {
     type: GvtRs,
@@ -45,15 +46,38 @@ static GLOBAL_ATTRS: [&Attribute<Global>; 1] = [&VERSION_ATTR];
 
 /// Fields drop in declaration order: the GVT-g policy goes first (no GPU
 /// can use it any more: each holds a reference on this module), then the
-/// mdev parent (removing every simulated vGPU), the simulated GPU's sysfs
-/// directory, the GPU, the top directory.
+/// simulated GPU, then the top directory.
 struct GvtRs {
     #[cfg(CONFIG_GVT_RS_I915)]
-    _i915: Pin<KBox<i915::Registration>>,
+    _i915: core::pin::Pin<KBox<i915::Registration>>,
+    #[cfg(CONFIG_GVT_RS_SIM)]
+    _sim: SimProvider,
+    _sysfs: Arc<Dir<Global>>,
+}
+
+/// The simulated GPU. Fields drop in declaration order: the mdev parent
+/// goes first (removing every simulated vGPU), then the GPU's sysfs
+/// directory, then the GPU.
+#[cfg(CONFIG_GVT_RS_SIM)]
+struct SimProvider {
     _parent: sim::ParentRegistration,
     _gpu_dir: Dir<engine::sysfs::GpuDir>,
-    _gpu: Pin<KBox<sim::SimGpu>>,
-    _sysfs: Arc<Dir<Global>>,
+    _gpu: core::pin::Pin<KBox<sim::SimGpu>>,
+}
+
+#[cfg(CONFIG_GVT_RS_SIM)]
+impl SimProvider {
+    fn new(top: &Dir<Global>) -> Result<Self> {
+        let gpu = sim::SimGpu::new()?;
+        let gpu_dir = gpu.sysfs(top.as_parent())?;
+        // SAFETY: `_parent` is dropped before `_gpu` (field order).
+        let parent = unsafe { sim::ParentRegistration::new(&gpu)? };
+        Ok(Self {
+            _parent: parent,
+            _gpu_dir: gpu_dir,
+            _gpu: gpu,
+        })
+    }
 }
 
 impl kernel::Module for GvtRs {
@@ -62,10 +86,8 @@ impl kernel::Module for GvtRs {
             Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_ATTRS)?,
             GFP_KERNEL,
         )?;
-        let gpu = sim::SimGpu::new()?;
-        let gpu_dir = gpu.sysfs(sysfs.as_parent())?;
-        // SAFETY: `_parent` is dropped before `_gpu` (field order).
-        let parent = unsafe { sim::ParentRegistration::new(&gpu)? };
+        #[cfg(CONFIG_GVT_RS_SIM)]
+        let sim = SimProvider::new(&sysfs)?;
         // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
         #[cfg(CONFIG_GVT_RS_I915)]
         let i915 = i915::Registration::new(sysfs.clone())?;
@@ -73,9 +95,8 @@ impl kernel::Module for GvtRs {
         Ok(Self {
             #[cfg(CONFIG_GVT_RS_I915)]
             _i915: i915,
-            _parent: parent,
-            _gpu_dir: gpu_dir,
-            _gpu: gpu,
+            #[cfg(CONFIG_GVT_RS_SIM)]
+            _sim: sim,
             _sysfs: sysfs,
         })
     }

@@ -10,7 +10,10 @@
 #[kernel::macros::kunit_tests(gvt_rs_engine)]
 mod tests {
     use crate::engine::{Engine, GpuConfig, GvtgAnswer, Provider, VgpuId};
-    use crate::gvt_core::{sched::Policy, slots::Move};
+    use crate::gvt_core::{
+        sched::{Policy, Tunable},
+        slots::Move,
+    };
     use core::sync::atomic::{AtomicU32, Ordering};
     use kernel::{prelude::*, sync::Arc};
 
@@ -43,7 +46,7 @@ mod tests {
     /// An engine as the i915 provider makes it, with 8 slots (512 MB).
     fn i915_engine(relocate: bool) -> Result<Arc<Engine>> {
         Arc::pin_init(
-            Engine::new(GpuConfig {
+            Engine::new(c"kunit", GpuConfig {
                 engines: 2,
                 low_mb: u32::MAX,
                 slots: 8,
@@ -57,15 +60,28 @@ mod tests {
     #[test]
     fn bad_configs_are_refused() -> Result {
         for (engines, slots) in [(0, 8), (9, 8), (2, 0), (2, 65)] {
-            let r = Engine::new(GpuConfig {
-                engines,
-                low_mb: 0,
-                slots,
-                low_shared_entries: 0,
-                relocate: false,
-            });
+            let r = Engine::new(
+                c"kunit",
+                GpuConfig {
+                    engines,
+                    low_mb: 0,
+                    slots,
+                    low_shared_entries: 0,
+                    relocate: false,
+                },
+            );
             assert!(r.is_err());
         }
+        // Names longer than 31 bytes do not fit the sysfs/trace name.
+        let ok = GpuConfig {
+            engines: 1,
+            low_mb: 0,
+            slots: 1,
+            low_shared_entries: 0,
+            relocate: false,
+        };
+        assert!(Engine::new(c"0123456789012345678901234567890", ok).is_ok());
+        assert!(Engine::new(c"01234567890123456789012345678901", ok).is_err());
         Ok(())
     }
 
@@ -124,6 +140,8 @@ mod tests {
         let p = recorder();
         let e = i915_engine(false)?;
         e.set_policy(Policy::Sfq)?;
+        // A 1 s turn: the test must not depend on how fast the VM runs.
+        e.set_tunable(Tunable::SfqSliceUs, Tunable::SfqSliceUs.range().1)?;
         let a = e.place_vgpu(&p, 128, 0, 1)?;
         e.attach_vgpu(a)?;
         e.start(a)?;

@@ -32,6 +32,7 @@
 
 mod kunit;
 pub mod sysfs;
+mod trace;
 
 use crate::gvt_core::{
     sched::{
@@ -225,10 +226,15 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
 /// How often VM CPU time is sampled for `vmcg`.
 const CPU_SAMPLE_NS: u64 = 5_000_000;
 
+/// Longest GPU name kept (sysfs directory and trace events), bytes.
+const NAME_MAX: usize = 31;
+
 /// The policy engine of one GPU.
 #[pin_data]
 pub struct Engine {
     cfg: GpuConfig,
+    /// The GPU's name, NUL-terminated (at most `NAME_MAX` bytes before it).
+    name: [u8; NAME_MAX + 1],
     base: Instant<Monotonic>,
     #[pin]
     policy: Mutex<PolicyState>,
@@ -240,9 +246,17 @@ pub struct Engine {
 
 impl Engine {
     /// A new engine running `tbs` with the `static` allocator, as upstream
-    /// GVT-g, for the GPU `cfg` describes. Allocates the scheduler and the
-    /// slot pool. `EINVAL` for an engine count or pool size out of range.
-    pub fn new(cfg: GpuConfig) -> Result<impl PinInit<Self, Error>> {
+    /// GVT-g, for the GPU `cfg` describes, called `name` (its sysfs
+    /// directory and trace events). Allocates the scheduler and the slot
+    /// pool. `EINVAL` for an engine count or pool size out of range, or a
+    /// name longer than 31 bytes.
+    pub fn new(name: &CStr, cfg: GpuConfig) -> Result<impl PinInit<Self, Error>> {
+        let bytes = name.to_bytes_with_nul();
+        let mut name_buf = [0u8; NAME_MAX + 1];
+        name_buf
+            .get_mut(..bytes.len())
+            .ok_or(EINVAL)?
+            .copy_from_slice(bytes);
         if cfg.engines == 0 || cfg.engines > crate::gvt_core::sched::MAX_ENGINES {
             return Err(EINVAL);
         }
@@ -253,6 +267,7 @@ impl Engine {
         let pool = boxed_pool(&cfg)?;
         Ok(try_pin_init!(Self {
             cfg,
+            name: name_buf,
             base: Instant::now(),
             policy <- new_mutex!(PolicyState {
                 sched,
@@ -272,6 +287,11 @@ impl Engine {
         &self.cfg
     }
 
+    /// The GPU's name.
+    pub fn name(&self) -> &CStr {
+        CStr::from_bytes_until_nul(&self.name).unwrap_or(c"?")
+    }
+
     /// The engine clock: monotonic ns since the engine was made.
     pub fn now_ns(&self) -> u64 {
         u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(0)
@@ -280,6 +300,7 @@ impl Engine {
     fn apply_moves<P: Provider + ?Sized, const V: usize>(&self, p: &P, moves: &Moves<V>) {
         for m in moves.iter() {
             p.relocate(m);
+            trace::relocate(self.name(), m.id, m.from, m.to, m.slots);
             Counters::bump(&self.counters.relocations, 1);
         }
     }
@@ -457,6 +478,7 @@ impl Engine {
             .sched
             .dispatched(usize::from(id), engine, queued_at, now)
             .map_err(sched_err)?;
+        trace::dispatch(self.name(), id, engine, now.saturating_sub(queued_at));
         Counters::bump(&self.counters.dispatched, 1);
         Ok(())
     }
@@ -470,6 +492,7 @@ impl Engine {
             .sched
             .completed(usize::from(id), engine, gpu_ns, now)
             .map_err(sched_err)?;
+        trace::complete(self.name(), id, engine, gpu_ns);
         Counters::bump(&self.counters.completed, 1);
         Ok(())
     }
@@ -524,11 +547,22 @@ impl Engine {
         let now = self.now_ns();
         let mut st = self.policy.lock();
         self.sample(p, &mut st, now);
+        let prev = st.sched.current().and_then(|c| VgpuId::try_from(c).ok());
         match st.sched.pick(now).map_err(sched_err)? {
-            Pick::Idle => Ok(None),
-            Pick::Run { vgpu, switched, .. } => {
+            Pick::Idle => {
+                if prev.is_some() {
+                    trace::switch(self.name(), prev, None, 0);
+                }
+                Ok(None)
+            }
+            Pick::Run {
+                vgpu,
+                switched,
+                slice_ns,
+            } => {
                 let id = VgpuId::try_from(vgpu).map_err(|_| EINVAL)?;
                 if switched {
+                    trace::switch(self.name(), prev, Some(id), slice_ns);
                     Counters::bump(&self.counters.switches, 1);
                     self.switch_in(p, id, now);
                 }
@@ -582,6 +616,9 @@ impl Engine {
         }
         if plan.copy_low() {
             p.load_low_gtt(id);
+        }
+        if plan.entries() > 0 {
+            trace::gtt_load(self.name(), id, plan.high_slots(), plan.entries());
         }
         Counters::bump(&self.counters.gtt_entries, plan.entries());
     }

@@ -392,9 +392,10 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 43] = [
     &R_CURRENT,
 ];
 
-/// Creates `<parent>/<name>/` for a GPU.
-pub fn gpu_dir(name: &CStr, parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
-    Dir::new(name, parent, GpuDir { engine }, &GPU_ATTRS)
+/// Creates `<parent>/<engine name>/` for a GPU.
+pub fn gpu_dir(parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
+    let name: &CStr = engine.name();
+    Dir::new(name, parent, GpuDir { engine: engine.clone() }, &GPU_ATTRS)
 }
 
 // ---- per vGPU ---------------------------------------------------------------

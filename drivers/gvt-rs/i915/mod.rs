@@ -34,7 +34,7 @@ use crate::engine::{
     Engine, GpuConfig, GvtgAnswer, Provider, VgpuId, MAX_SLOTS, MAX_VGPUS,
 };
 use crate::gvt_core::{sched::MAX_ENGINES, slots::Move};
-use crate::sim::ffi::Timer;
+use crate::timer::Timer;
 use core::{
     pin::Pin,
     ptr,
@@ -130,13 +130,13 @@ impl QueueTimes {
         else {
             return;
         };
-        if *len >= QUEUE_TIMES {
+        let Some(at) = head.checked_add(*len).filter(|_| *len < QUEUE_TIMES) else {
             return;
-        }
-        if let Some(slot) = ring.get_mut((head + *len) % QUEUE_TIMES) {
+        };
+        if let Some(slot) = ring.get_mut(at % QUEUE_TIMES) {
             *slot = now;
+            *len = len.saturating_add(1);
         }
-        *len += 1;
     }
 
     /// The oldest queue time of engine `e`, or `now` if none is known.
@@ -150,8 +150,8 @@ impl QueueTimes {
             return now;
         }
         let t = ring.get(*head).copied().unwrap_or(now);
-        *head = (*head + 1) % QUEUE_TIMES;
-        *len -= 1;
+        *head = head.saturating_add(1) % QUEUE_TIMES;
+        *len = len.saturating_sub(1);
         t
     }
 }
@@ -215,8 +215,10 @@ impl I915Gpu {
         if slots == 0 {
             return Err(ENOSPC);
         }
+        // SAFETY: `gvt` is valid; the name lives as long as its device.
+        let name = unsafe { CStr::from_char_ptr(ffi::gvt_rs_i915_gpu_name(gvt)) };
         let engine = Arc::pin_init(
-            Engine::new(GpuConfig {
+            Engine::new(name, GpuConfig {
                 engines,
                 // GVT-g accounts the aperture itself; it stays private.
                 low_mb: u32::MAX,
@@ -226,11 +228,11 @@ impl I915Gpu {
             })?,
             GFP_KERNEL,
         )?;
-        // SAFETY: `gvt` is valid; the name lives as long as its device.
-        let name = unsafe { CStr::from_char_ptr(ffi::gvt_rs_i915_gpu_name(gvt)) };
-        let dir = esysfs::gpu_dir(name, reg.top.as_parent(), engine.clone())?;
+        let dir = esysfs::gpu_dir(reg.top.as_parent(), engine.clone())?;
         let timer = Timer::new(timer_cb, 0)?;
-        let size = u64::from(slots) * SHARED_GM_ALIGN;
+        let size = u64::from(slots)
+            .checked_mul(SHARED_GM_ALIGN)
+            .ok_or(EINVAL)?;
         let mut pool_start = 0u64;
         // SAFETY: Called from the `init` op, as the interface requires.
         let ret = unsafe { ffi::intel_gvt_gm_reserve(gvt, size, &mut pool_start) };
@@ -448,9 +450,9 @@ extern "C" fn gvt_rs_i915_alloc_high(v: *mut IntelVgpu, size: u64, start: *mut u
         let _ = g.engine.unplace_vgpu(&*g, id);
         return errno(EINVAL);
     };
-    let at = g
-        .pool_start
-        .checked_add(u64::from(pl.start) * SHARED_GM_ALIGN);
+    let at = u64::from(pl.start)
+        .checked_mul(SHARED_GM_ALIGN)
+        .and_then(|off| g.pool_start.checked_add(off));
     let Some(at) = at else {
         let _ = g.engine.unplace_vgpu(&*g, id);
         return errno(EINVAL);
@@ -533,7 +535,7 @@ extern "C" fn gvt_rs_i915_init_vgpu(v: *mut IntelVgpu) -> c_int {
     if let Some(Some(e)) = g.vgpus.lock().get_mut(usize::from(id)) {
         e.dir = dir;
     }
-    let tag = usize::from(id) + 1;
+    let tag = usize::from(id).saturating_add(1);
     // SAFETY: `v` is valid; the tag is read back by the other vGPU ops.
     unsafe { *ffi::intel_vgpu_policy_priv(v) = tag as *mut c_void };
     0

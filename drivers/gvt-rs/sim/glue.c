@@ -9,7 +9,8 @@
  * prebuilt `kernel` crate cannot be extended from a module. So, as binder
  * does with rust_binderfs.c, this file is linked into gvt_rs.ko and owns every
  * config-dependent structure (the mdev parent, types and driver, the
- * vfio_device container, the eventfd triggers, hrtimers and work items). It
+ * vfio_device container and the eventfd triggers; its timers are in
+ * ../timer.c). It
  * exposes a layout-free ABI to Rust (gvt_sim.h): opaque pointers, integers
  * and kernel buffers. All policy and device emulation is in Rust.
  */
@@ -55,74 +56,10 @@ struct gvt_sim_vdev {
 	struct pid *opener;
 };
 
-struct gvt_sim_timer {
-	struct hrtimer timer;
-	struct work_struct work;
-	gvt_sim_timer_fn fn;
-	void *ctx;
-	unsigned long data;
-};
 
 static const struct class gvt_sim_class = {
 	.name = "gvtsim",
 };
-
-/* ---- timers: hrtimer (hard irq) -> work item (process context) -> Rust */
-
-static enum hrtimer_restart gvt_sim_timer_fire(struct hrtimer *hrt)
-{
-	struct gvt_sim_timer *t = container_of(hrt, struct gvt_sim_timer, timer);
-
-	queue_work(system_highpri_wq, &t->work);
-	return HRTIMER_NORESTART;
-}
-
-static void gvt_sim_timer_work(struct work_struct *work)
-{
-	struct gvt_sim_timer *t = container_of(work, struct gvt_sim_timer, work);
-
-	t->fn(t->ctx, t->data);
-}
-
-struct gvt_sim_timer *gvt_sim_timer_new(gvt_sim_timer_fn fn, void *ctx,
-					unsigned long data)
-{
-	struct gvt_sim_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
-
-	if (!t)
-		return NULL;
-	hrtimer_setup(&t->timer, gvt_sim_timer_fire, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_REL);
-	INIT_WORK(&t->work, gvt_sim_timer_work);
-	t->fn = fn;
-	t->ctx = ctx;
-	t->data = data;
-	return t;
-}
-
-void gvt_sim_timer_bind(struct gvt_sim_timer *t, void *ctx)
-{
-	t->ctx = ctx;
-}
-
-void gvt_sim_timer_start(struct gvt_sim_timer *t, u64 delay_ns)
-{
-	hrtimer_start(&t->timer, ns_to_ktime(delay_ns), HRTIMER_MODE_REL);
-}
-
-void gvt_sim_timer_cancel(struct gvt_sim_timer *t)
-{
-	hrtimer_cancel(&t->timer);
-	cancel_work_sync(&t->work);
-}
-
-void gvt_sim_timer_free(struct gvt_sim_timer *t)
-{
-	if (!t)
-		return;
-	gvt_sim_timer_cancel(t);
-	kfree(t);
-}
 
 /* ---- interrupts and VM CPU time ---------------------------------------- */
 

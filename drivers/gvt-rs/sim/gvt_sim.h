@@ -15,9 +15,6 @@
 struct device;
 struct gvt_sim_parent;
 struct gvt_sim_vdev;
-struct gvt_sim_timer;
-
-typedef void (*gvt_sim_timer_fn)(void *ctx, unsigned long data);
 
 /* Implemented in C, called from Rust. */
 int gvt_sim_parent_register(void *gpu, const char *name,
@@ -25,12 +22,6 @@ int gvt_sim_parent_register(void *gpu, const char *name,
 			    const char *const *pretty_names,
 			    unsigned int nr_types, struct gvt_sim_parent **out);
 void gvt_sim_parent_unregister(struct gvt_sim_parent *p);
-struct gvt_sim_timer *gvt_sim_timer_new(gvt_sim_timer_fn fn, void *ctx,
-					unsigned long data);
-void gvt_sim_timer_bind(struct gvt_sim_timer *t, void *ctx);
-void gvt_sim_timer_start(struct gvt_sim_timer *t, u64 delay_ns);
-void gvt_sim_timer_cancel(struct gvt_sim_timer *t);
-void gvt_sim_timer_free(struct gvt_sim_timer *t);
 void gvt_sim_vdev_signal(struct gvt_sim_vdev *v);
 u64 gvt_sim_vdev_cpu_ns(struct gvt_sim_vdev *v);
 

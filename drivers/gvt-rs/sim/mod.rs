@@ -28,7 +28,8 @@ use core::{
     ptr,
     sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
 };
-use ffi::{GvtSimParent, GvtSimVdev, Timer};
+use crate::timer::Timer;
+use ffi::{GvtSimParent, GvtSimVdev};
 use kernel::{
     device::Device,
     ffi::{c_char, c_uint, c_ulong, c_void},
@@ -219,7 +220,7 @@ impl SimGpu {
     /// Makes a simulated GPU and its engine.
     pub fn new() -> Result<Pin<KBox<Self>>> {
         let engine = Arc::pin_init(
-            Engine::new(GpuConfig {
+            Engine::new(c"gvtsim0", GpuConfig {
                 engines: ENGINES,
                 low_mb: LOW_MB,
                 slots: SLOTS,
@@ -268,7 +269,7 @@ impl SimGpu {
 
     /// Creates the per-GPU sysfs directory under `parent`.
     pub fn sysfs(&self, parent: Parent<'_>) -> Result<Dir<GpuDir>> {
-        esysfs::gpu_dir(c"gvtsim0", parent, self.engine.clone())
+        esysfs::gpu_dir(parent, self.engine.clone())
     }
 
     /// Runs the dispatch loop with `sched_lock` held: switch when the turn
