@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Everything `make check` runs, in order, with timings:
-# bootstrap, host lint + tests, kernel build (CLIPPY=1, warnings fail), VM tests.
+# bootstrap, host lint + tests, kernel build (CLIPPY=1, warnings fail), the
+# gvt_rs crate in the Kconfig variants the test kernel does not build, VM tests.
 #
 # The last line printed, on success and on failure, is the grand total for
 # CI: "check: N passed, M failed", the host cargo tests plus the VM's
@@ -49,6 +50,8 @@ take_build_lock
 export GVT_RS_LOCKED=1
 step "kernel build"
 "$GVT_RS_ROOT/scripts/build-kernel.sh" vm >/dev/null
+step "kernel build: Kconfig variants of gvt_rs"
+"$GVT_RS_ROOT/scripts/check-kconfig-variants.sh"
 step "VM tests"
 "$GVT_RS_ROOT/scripts/vm-run.sh" check
 log "make check passed in $(($(date +%s) - t0)) s"
