@@ -38,7 +38,7 @@ static void gvt_rs_timer_work(struct work_struct *work)
 struct gvt_rs_timer *gvt_rs_timer_new(gvt_rs_timer_fn fn, void *ctx,
 				      unsigned long data)
 {
-	struct gvt_rs_timer *t = kzalloc(sizeof(*t), GFP_KERNEL);
+	struct gvt_rs_timer *t = kzalloc_obj(*t);
 
 	if (!t)
 		return NULL;

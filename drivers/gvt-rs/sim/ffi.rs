@@ -31,6 +31,7 @@ extern "C" {
     pub fn gvt_sim_parent_unregister(p: *mut GvtSimParent);
     /// Signals the vGPU's interrupt eventfd, if one is set.
     pub fn gvt_sim_vdev_signal(v: *mut GvtSimVdev);
-    /// CPU time (user + system) of the process that opened the vGPU, ns.
+    /// CPU time (user + system) of the process that opened the vGPU (its
+    /// live threads), ns.
     pub fn gvt_sim_vdev_cpu_ns(v: *mut GvtSimVdev) -> u64;
 }

@@ -22,6 +22,7 @@
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/sched/cputime.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -88,12 +89,18 @@ static void gvt_sim_set_trigger(struct gvt_sim_vdev *v,
 		eventfd_ctx_put(old);
 }
 
+/*
+ * CPU time of the process that opened the device: the sum over its live
+ * threads (a VM's vCPU threads, as KVM's are summed for GVT-g). Threads
+ * that exited no longer count, which thread_group_cputime() would avoid,
+ * but it is not exported; vmcg uses the increase between two samples.
+ */
 u64 gvt_sim_vdev_cpu_ns(struct gvt_sim_vdev *v)
 {
-	struct task_struct *task;
+	struct task_struct *task, *t;
 	unsigned long flags;
 	struct pid *pid;
-	u64 ut = 0, st = 0;
+	u64 ut, st, sum = 0;
 
 	spin_lock_irqsave(&v->irq_lock, flags);
 	pid = get_pid(v->opener);
@@ -102,11 +109,16 @@ u64 gvt_sim_vdev_cpu_ns(struct gvt_sim_vdev *v)
 		return 0;
 	task = get_pid_task(pid, PIDTYPE_PID);
 	if (task) {
-		task_cputime_adjusted(task, &ut, &st);
+		rcu_read_lock();
+		for_each_thread(task, t) {
+			task_cputime_adjusted(t, &ut, &st);
+			sum += ut + st;
+		}
+		rcu_read_unlock();
 		put_task_struct(task);
 	}
 	put_pid(pid);
-	return ut + st;
+	return sum;
 }
 
 /* ---- vfio_device_ops ----------------------------------------------------- */
@@ -420,7 +432,7 @@ int gvt_sim_parent_register(void *gpu, const char *name,
 	ret = class_register(&gvt_sim_class);
 	if (ret)
 		goto err_driver;
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc_obj(*p);
 	if (!p) {
 		ret = -ENOMEM;
 		goto err_class;

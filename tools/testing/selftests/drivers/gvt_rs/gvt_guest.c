@@ -21,6 +21,8 @@
  *     -c           protocol self-check (good and malformed accesses)
  *     -g           check the vGPU's GTT entries while running
  *     -r FILE      create FILE once the device is open and ready
+ *     -v N         N more threads that keep a CPU busy for the run, as
+ *                  the vCPU threads of a busy VM do (default 0)
  *
  * Register map: Documentation/gvt-rs/simulated-gpu.rst.
  */
@@ -31,6 +33,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,10 +268,24 @@ static int self_check(struct dev *d)
 	return failures ? 1 : 0;
 }
 
+static volatile int spin_stop;
+
+/* A busy vCPU: burns CPU until the run ends. */
+static void *spin(void *arg)
+{
+	volatile uint64_t n = 0;
+
+	(void)arg;
+	while (!spin_stop)
+		n++;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *profile = "compute", *ready = NULL;
-	int q = -1, frame = 4, engine = 0, check = 0, gtt = 0, c;
+	int q = -1, frame = 4, engine = 0, check = 0, gtt = 0, vcpus = 0, c;
+	pthread_t spinners[16];
 	long dur = -1, think = 4000, bytes = 65536;
 	unsigned int irq = VFIO_PCI_MSI_IRQ_INDEX;
 	uint64_t frames = 0, gtt_checked = 0, gtt_bad = 0;
@@ -276,7 +293,7 @@ int main(int argc, char **argv)
 	double secs = 5, t0, t_end;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:v:")) != -1) {
 		switch (c) {
 		case 'p': profile = optarg; break;
 		case 't': secs = atof(optarg); break;
@@ -291,6 +308,7 @@ int main(int argc, char **argv)
 		case 'c': check = 1; break;
 		case 'g': gtt = 1; break;
 		case 'r': ready = optarg; break;
+		case 'v': vcpus = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment in gvt_guest.c\n");
 			return 2;
@@ -300,8 +318,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gvt_guest [options] UUID\n");
 		return 2;
 	}
+	if (vcpus < 0 || vcpus > 16) {
+		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
+		return 2;
+	}
 	uuid = argv[optind];
 	open_dev(&d, irq);
+	for (int i = 0; i < vcpus; i++)
+		if (pthread_create(&spinners[i], NULL, spin, NULL))
+			die("pthread_create");
 	d.engines = reg(&d, R_ENGINES);
 	if (check)
 		return self_check(&d);
@@ -381,6 +406,9 @@ int main(int argc, char **argv)
 		wait_irq(&d, 200);
 		done = reg(&d, R_COMPLETED);
 	}
+	spin_stop = 1;
+	for (int i = 0; i < vcpus; i++)
+		pthread_join(spinners[i], NULL);
 	{
 		double wall = now_s() - t0;
 		uint64_t busy;

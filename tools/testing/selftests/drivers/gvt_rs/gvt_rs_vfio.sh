@@ -3,12 +3,12 @@
 #
 # A vGPU opened through VFIO as QEMU does: protocol self-check (config space,
 # registers, malformed accesses, MSI and INTx eventfds, reset), then every
-# workload profile of the guest emulator.
+# workload profile of the guest emulator, and the VM CPU time it is charged.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 9
+ktap_set_plan 10
 
 check "gvt_rs ready" sim_ready
 u=$(vgpu_create GVTg_V5_4)
@@ -33,5 +33,17 @@ sub=$(cat "$(vgpu_attr "$u" submitted)")
 comp=$(cat "$(vgpu_attr "$u" completed)")
 echo "# engine stats: submitted=$sub completed=$comp busy_ns=$(cat "$(vgpu_attr "$u" busy_ns)")"
 check "engine accounted every workload" test "$sub" = "$comp" -a "$sub" -gt 0
+# vmcg's input: the CPU time of the VM, i.e. of every thread of the process
+# that opened the vGPU. One busy "vCPU" thread for 3 s must show; the
+# submitting thread alone uses far less than 1 s.
+echo vmcg >"$GVT_GPU/policy"
+"$GVT_GUEST" -p compute -t 3 "$u" >/tmp/vfio_vcpu.out 2>&1
+cpu0=$(cat "$(vgpu_attr "$u" cpu_ns)")
+"$GVT_GUEST" -p compute -t 3 -v 1 "$u" >/tmp/vfio_vcpu.out 2>&1
+cpu1=$(cat "$(vgpu_attr "$u" cpu_ns)")
+echo "# VM CPU time sampled over 3 s: submitting thread only cpu_ns=$cpu0, plus one busy thread cpu_ns=$cpu1"
+check "VM CPU time counts every thread of the VM" \
+	test "${cpu0:-0}" -lt 1000000000 -a "${cpu1:-0}" -ge 1000000000
+echo tbs >"$GVT_GPU/policy"
 vgpu_remove "$u"
 ktap_finished
