@@ -64,8 +64,20 @@ struct Gvt<const N: usize> {
 
 impl<const N: usize> Gvt<N> {
     fn new(policy: Policy, weights: &[u32], use_may_dispatch: bool) -> Self {
+        Self::with_tunables(policy, weights, use_may_dispatch, &[])
+    }
+
+    fn with_tunables(
+        policy: Policy,
+        weights: &[u32],
+        use_may_dispatch: bool,
+        tunables: &[(Tunable, u64)],
+    ) -> Self {
         let mut s = Scheduler::<N>::new();
         s.set_policy(policy, 0).unwrap();
+        for (t, v) in tunables {
+            s.set_tunable(*t, *v, 0).unwrap();
+        }
         for (i, w) in weights.iter().enumerate() {
             s.create(i, *w, 512).unwrap();
             s.start(i, 0).unwrap();
@@ -275,7 +287,10 @@ fn cancelled_forgets_queued_work_only() {
 }
 
 fn weighted(policy: Policy, may_dispatch: bool) -> (Vec<f64>, Gvt<4>) {
-    let mut g = Gvt::<4>::new(policy, &[1, 2, 3], may_dispatch);
+    // Upstream TBS favours a newly started vGPU for 2 s; this run compares
+    // steady shares, so the boost is off.
+    let tun = [(Tunable::TbsStartBoostMs, 0)];
+    let mut g = Gvt::<4>::with_tunables(policy, &[1, 2, 3], may_dispatch, &tun);
     g.run(3_000 * MS, &|_| Some(700 * US));
     (shares(&g.busy[..3]), g)
 }
@@ -284,6 +299,15 @@ fn weighted(policy: Policy, may_dispatch: bool) -> (Vec<f64>, Gvt<4>) {
 fn gvtg_protocol_sfq_weighted_shares_without_stall() {
     for md in [true, false] {
         let (sh, g) = weighted(Policy::Sfq, md);
+        std::eprintln!(
+            "# figure: gvtg-model policy=sfq may_dispatch={md} shares={:.4}/{:.4}/{:.4} stall_ms={:.1} switches={} drains={}",
+            sh[0],
+            sh[1],
+            sh[2],
+            g.stall_ns as f64 / MS as f64,
+            g.s.gpu_stats().switches,
+            g.switches_to_idle
+        );
         for (i, want) in [1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0].iter().enumerate() {
             assert!(
                 (sh[i] - want).abs() < 0.03,
@@ -300,12 +324,20 @@ fn gvtg_protocol_sfq_weighted_shares_without_stall() {
 }
 
 #[test]
-fn gvtg_protocol_vmcg_and_tbs_make_progress() {
+fn gvtg_protocol_vmcg_and_tbs_weighted_shares() {
+    // Equal memory and CPU time: vmcg's credits follow the weights too.
     for policy in [Policy::Vmcg, Policy::Tbs] {
         let (sh, g) = weighted(policy, true);
+        std::eprintln!(
+            "# figure: gvtg-model policy={policy:?} may_dispatch=true shares={:.4}/{:.4}/{:.4} stall_ms={:.1}",
+            sh[0],
+            sh[1],
+            sh[2],
+            g.stall_ns as f64 / MS as f64
+        );
         assert!(g.stall_ns < 30 * MS, "{policy:?}: stalled {}", g.stall_ns);
-        for s in &sh {
-            assert!(*s > 0.05, "{policy:?} starves a vGPU: {sh:?}");
+        for (i, want) in [1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0].iter().enumerate() {
+            assert!((sh[i] - want).abs() < 0.03, "{policy:?}: shares {sh:?}");
         }
     }
 }
@@ -337,6 +369,10 @@ fn may_dispatch_ends_turns_on_time() {
         assert!(g.stall_ns < 5 * MS, "stalled {}", g.stall_ns);
         g.late_dispatches
     };
-    assert_eq!(late(true), 0);
-    assert!(late(false) > 10, "{}", late(false));
+    let (with, without) = (late(true), late(false));
+    std::eprintln!(
+        "# figure: gvtg-model late dispatches in 0.5 s: with may_dispatch {with}, without {without}"
+    );
+    assert_eq!(with, 0);
+    assert!(without > 10, "{without}");
 }
