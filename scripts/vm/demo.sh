@@ -46,6 +46,8 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 		done
 		echo
 	done
+	TRACE=/sys/kernel/tracing
+	[ -d "$TRACE/events" ] || mount -t tracefs nodev "$TRACE" 2>/dev/null
 	echo "== five vGPUs (gscale slots): V5_1 w16, V5_2 w8, V5_4 w4 (w override 12), V5_8 w2, V5_4 idle"
 	A=$(create GVTg_V5_1 1)
 	B=$(create GVTg_V5_2 2)
@@ -63,6 +65,15 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 		$GUEST -p long -q 2 -d 20000 -t 7 $D >/tmp/demo_d.out 2>&1 &
 		$GUEST -p idle -t 7 $E >/tmp/demo_e.out 2>&1 &
 		sleep 2.5
+		if [ $p = sfq ] && [ -d "$TRACE/events/gvt_rs" ]; then
+			# 50 ms of scheduling events (Documentation/gvt-rs/admin-guide.rst).
+			echo >"$TRACE/trace"
+			echo 1 >"$TRACE/events/gvt_rs/enable"
+			sleep 0.05
+			echo 0 >"$TRACE/events/gvt_rs/enable"
+			echo "-- tracepoints (events/gvt_rs), the first 8 of $(grep -c ' gvt_rs_' "$TRACE/trace") events in 50 ms:"
+			grep ' gvt_rs_' "$TRACE/trace" | head -8 | sed 's/^.*\(gvt_rs_[a-z_]*: \)/  \1/'
+		fi
 		fair="lambda $(cat $GPU/fairness_lambda_ppm) ppm (0 = fair), min-max $(cat $GPU/fairness_min_max_ppm) ppm (1000000 = fair), Jain $(cat $GPU/fairness_jain_ppm) ppm"
 		gvt-top -n 2 -d 1
 		wait
