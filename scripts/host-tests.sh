@@ -55,6 +55,13 @@ test)
 	total
 	;;
 lint)
+	# The kernel-side Rust (the module and rust/kernel additions) with the
+	# kernel's .rustfmt.toml settings, as `make rustfmtcheck` would.
+	log "rustfmt: drivers/gvt-rs and rust/ (kernel settings)"
+	kfiles=$(cd "$GVT_RS_ROOT" && find drivers/gvt-rs rust -name '*.rs' -not -path 'drivers/gvt-rs/core/*' | LC_ALL=C sort)
+	(cd "$GVT_RS_ROOT" && rustfmt --edition 2021 --check \
+		--config skip_children=true,newline_style=Unix $kfiles) ||
+		die "rustfmt: run 'rustfmt --edition 2021 FILE' on the files above"
 	for c in "${crates[@]}"; do
 		log "rustfmt + clippy: $c"
 		(cd "$GVT_RS_ROOT/$c" && cargo fmt --check) || die "rustfmt: run 'cargo fmt' in $c"

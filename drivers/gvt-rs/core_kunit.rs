@@ -22,24 +22,15 @@ mod tests {
 
     fn pool(slots: u16, allocator: AllocatorKind) -> Result<KBox<Pool>> {
         // A pool is several KB and `SlotPool::new` needs more stack than
-        // that: build it at compile time (it is `const`) and copy it from
-        // read-only data straight into the heap, never on the kernel stack.
-        macro_rules! proto {
-            ($n:literal) => {
-                &const {
-                    Pool::new(PoolConfig {
-                        slots: $n,
-                        low_entries: ENTRIES_PER_SLOT,
-                        allocator: AllocatorKind::Static,
-                    })
-                }
-            };
-        }
-        let init: &'static core::result::Result<Pool, SlotError> = match slots {
-            4 => proto!(4),
-            5 => proto!(5),
-            12 => proto!(12),
-            _ => return Err(EINVAL),
+        // that: build the largest one at compile time (it is `const`), copy
+        // it from read-only data straight into the heap, never on the kernel
+        // stack, and shrink it to `slots` there.
+        let init: &'static core::result::Result<Pool, SlotError> = &const {
+            Pool::new(PoolConfig {
+                slots: 16,
+                low_entries: ENTRIES_PER_SLOT,
+                allocator: AllocatorKind::Static,
+            })
         };
         let init = init.as_ref().map_err(|_| EINVAL)?;
         let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
@@ -48,6 +39,7 @@ mod tests {
         unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
         // SAFETY: Initialised just above.
         let mut b = unsafe { b.assume_init() };
+        b.reconfigure(slots, ENTRIES_PER_SLOT).map_err(|_| EINVAL)?;
         b.set_allocator(allocator).map_err(|_| EINVAL)?;
         Ok(b)
     }

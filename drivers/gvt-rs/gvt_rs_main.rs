@@ -16,10 +16,10 @@ use kernel::{
     sysfs::{Attribute, Buffer, Dir, Parent},
 };
 
+mod core_kunit;
 pub mod engine;
 #[path = "core/src/gvt_core.rs"]
 pub mod gvt_core;
-mod core_kunit;
 #[cfg(CONFIG_GVT_RS_I915)]
 pub mod i915;
 #[cfg(CONFIG_GVT_RS_SIM)]

@@ -50,8 +50,7 @@
 
 use crate::{
     alloc::{flags::GFP_KERNEL, KBox},
-    bindings,
-    container_of,
+    bindings, container_of,
     error::{to_result, Error, Result},
     ffi::c_char,
     fmt,
@@ -487,7 +486,10 @@ fn parse_digits(digits: &str, radix: u32) -> Result<u64> {
     let mut overflow = false;
     for c in digits.chars() {
         let d = c.to_digit(radix).ok_or(EINVAL)?;
-        match value.checked_mul(u64::from(radix)).and_then(|v| v.checked_add(u64::from(d))) {
+        match value
+            .checked_mul(u64::from(radix))
+            .and_then(|v| v.checked_add(u64::from(d)))
+        {
             Some(v) => value = v,
             // Keep scanning: a later bad character is `EINVAL`, not `ERANGE`.
             None => overflow = true,
@@ -561,10 +563,7 @@ pub fn parse_bool(input: &[u8]) -> Result<bool> {
 /// `sysfs_match_string()`. `EINVAL` if it is not one of them.
 pub fn match_choice<S: AsRef<str>>(input: &[u8], choices: &[S]) -> Result<usize> {
     let s = input_str(input)?;
-    choices
-        .iter()
-        .position(|c| c.as_ref() == s)
-        .ok_or(EINVAL)
+    choices.iter().position(|c| c.as_ref() == s).ok_or(EINVAL)
 }
 
 #[macros::kunit_tests(rust_kernel_sysfs)]

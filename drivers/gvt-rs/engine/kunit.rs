@@ -46,13 +46,16 @@ mod tests {
     /// An engine as the i915 provider makes it, with 8 slots (512 MB).
     fn i915_engine(relocate: bool) -> Result<Arc<Engine>> {
         Arc::pin_init(
-            Engine::new(c"kunit", GpuConfig {
-                engines: 2,
-                low_mb: u32::MAX,
-                slots: 8,
-                low_shared_entries: 0,
-                relocate,
-            })?,
+            Engine::new(
+                c"kunit",
+                GpuConfig {
+                    engines: 2,
+                    low_mb: u32::MAX,
+                    slots: 8,
+                    low_shared_entries: 0,
+                    relocate,
+                },
+            )?,
             GFP_KERNEL,
         )
     }

@@ -395,7 +395,14 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 43] = [
 /// Creates `<parent>/<engine name>/` for a GPU.
 pub fn gpu_dir(parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
     let name: &CStr = engine.name();
-    Dir::new(name, parent, GpuDir { engine: engine.clone() }, &GPU_ATTRS)
+    Dir::new(
+        name,
+        parent,
+        GpuDir {
+            engine: engine.clone(),
+        },
+        &GPU_ATTRS,
+    )
 }
 
 // ---- per vGPU ---------------------------------------------------------------

@@ -218,14 +218,17 @@ impl I915Gpu {
         // SAFETY: `gvt` is valid; the name lives as long as its device.
         let name = unsafe { CStr::from_char_ptr(ffi::gvt_rs_i915_gpu_name(gvt)) };
         let engine = Arc::pin_init(
-            Engine::new(name, GpuConfig {
-                engines,
-                // GVT-g accounts the aperture itself; it stays private.
-                low_mb: u32::MAX,
-                slots,
-                low_shared_entries: 0,
-                relocate: false,
-            })?,
+            Engine::new(
+                name,
+                GpuConfig {
+                    engines,
+                    // GVT-g accounts the aperture itself; it stays private.
+                    low_mb: u32::MAX,
+                    slots,
+                    low_shared_entries: 0,
+                    relocate: false,
+                },
+            )?,
             GFP_KERNEL,
         )?;
         let dir = esysfs::gpu_dir(reg.top.as_parent(), engine.clone())?;
@@ -482,7 +485,11 @@ extern "C" fn gvt_rs_i915_free_high(v: *mut IntelVgpu) {
         pr_err!("gvt-rs: vGPU {} keeps its slots: {:?}\n", id, e);
         return;
     }
-    let gone = g.vgpus.lock().get_mut(usize::from(id)).and_then(Option::take);
+    let gone = g
+        .vgpus
+        .lock()
+        .get_mut(usize::from(id))
+        .and_then(Option::take);
     drop(gone);
 }
 

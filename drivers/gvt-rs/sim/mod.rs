@@ -23,12 +23,12 @@ use crate::engine::{
     Engine, GpuConfig, Provider, VgpuId, VgpuType, MAX_VGPUS,
 };
 use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
+use crate::timer::Timer;
 use core::{
     pin::Pin,
     ptr,
     sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
 };
-use crate::timer::Timer;
 use ffi::{GvtSimParent, GvtSimVdev};
 use kernel::{
     device::Device,
@@ -220,13 +220,16 @@ impl SimGpu {
     /// Makes a simulated GPU and its engine.
     pub fn new() -> Result<Pin<KBox<Self>>> {
         let engine = Arc::pin_init(
-            Engine::new(c"gvtsim0", GpuConfig {
-                engines: ENGINES,
-                low_mb: LOW_MB,
-                slots: SLOTS,
-                low_shared_entries: LOW_SHARED_ENTRIES,
-                relocate: true,
-            })?,
+            Engine::new(
+                c"gvtsim0",
+                GpuConfig {
+                    engines: ENGINES,
+                    low_mb: LOW_MB,
+                    slots: SLOTS,
+                    low_shared_entries: LOW_SHARED_ENTRIES,
+                    relocate: true,
+                },
+            )?,
             GFP_KERNEL,
         )?;
         let phys = alloc_gtt(usize::from(SLOTS).checked_mul(ENTRIES).ok_or(EINVAL)?)?;
