@@ -482,7 +482,13 @@ extern "C" fn gvt_rs_i915_free_high(v: *mut IntelVgpu) {
         return;
     };
     if let Err(e) = g.engine.unplace_vgpu(&*g, id) {
+        // Still in the scheduler (it had work in flight at `clean_vgpu`):
+        // its id and slots stay taken until the policy is switched off, but
+        // the vGPU itself is gone, so forget the pointer.
         pr_err!("gvt-rs: vGPU {} keeps its slots: {:?}\n", id, e);
+        if let Some(Some(ent)) = g.vgpus.lock().get_mut(usize::from(id)) {
+            ent.vgpu = ptr::null_mut();
+        }
         return;
     }
     let gone = g
