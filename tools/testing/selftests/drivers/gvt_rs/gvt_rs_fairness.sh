@@ -4,7 +4,7 @@
 # Fairness of the policies, measured on the simulated GPU with guest
 # emulators opening their vGPUs through VFIO:
 #  1. weights 1:2:3 get GPU shares within 2 points of 1/6, 2/6, 3/6 (sfq);
-#  2. a started-but-idle neighbour costs a busy vGPU < 2% (sfq, vmcg), and
+#  2. a started-but-idle neighbour costs a busy vGPU < 2% (sfq), < 4% (vmcg), and
 #     what tbs loses is reported (best of three interleaved samples each);
 #  3. a neighbour submitting long batches does not starve one submitting
 #     short batches (sfq: at least 40% of the GPU against a fair 50%; tbs
@@ -87,7 +87,13 @@ max() {
 # measured three times, interleaved, and its best sample is compared: a
 # policy that really loses throughput to an idle neighbour (tbs) loses it
 # in every sample.
+# Bounds: sfq 2%. vmcg 4%: its credits refill in rounds, which costs the
+# busy vGPU about 0.5% next to an idle one, and under TCG its best-of-three
+# samples still spread by +-1.5% (-1.1% to +2.3% over six clean runs).
+# tbs loses about 49%, far beyond either.
 for p in sfq vmcg tbs; do
+	bound_pct=2
+	[ $p = vmcg ] && bound_pct=4
 	alone=0 with=0
 	for k in 1 2 3; do
 		alone=$(max "$alone" "$(util $p 0)")
@@ -98,7 +104,8 @@ for p in sfq vmcg tbs; do
 	if [ $p = tbs ]; then
 		check "tbs: idle-neighbour loss reported ($loss)" test -n "$loss"
 	else
-		check "$p: an idle neighbour costs < 2% (loss $loss)" awk -v l="$loss" 'BEGIN { exit !(l < 0.02) }'
+		check "$p: an idle neighbour costs < $bound_pct% (loss $loss)" \
+			awk -v l="$loss" -v b="$bound_pct" 'BEGIN { exit !(l < b / 100) }'
 	fi
 done
 
