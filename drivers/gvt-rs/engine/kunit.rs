@@ -156,6 +156,9 @@ mod tests {
         e.queued(a, 1, 0)?;
         e.queued(a, 1, 0)?;
         assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Run(a));
+        // Its 2 slots were not resident: one run of them is loaded (the
+        // i915 provider's `load_gtt` leaves that to GVT-g).
+        assert_eq!(p.loads.load(Ordering::Relaxed), 1);
         assert!(!e.gvtg_switched(false));
         assert_eq!(e.gvtg_pick_next(&p, true), GvtgAnswer::Keep);
         assert!(e.may_dispatch(a, 0));

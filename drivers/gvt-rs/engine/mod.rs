@@ -226,15 +226,12 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
 /// How often VM CPU time is sampled for `vmcg`.
 const CPU_SAMPLE_NS: u64 = 5_000_000;
 
-/// Longest GPU name kept (sysfs directory and trace events), bytes.
-const NAME_MAX: usize = 31;
-
 /// The policy engine of one GPU.
 #[pin_data]
 pub struct Engine {
     cfg: GpuConfig,
-    /// The GPU's name, NUL-terminated (at most `NAME_MAX` bytes before it).
-    name: [u8; NAME_MAX + 1],
+    /// The GPU's name (sysfs directory, trace events).
+    name: trace::GpuName,
     base: Instant<Monotonic>,
     #[pin]
     policy: Mutex<PolicyState>,
@@ -251,12 +248,7 @@ impl Engine {
     /// pool. `EINVAL` for an engine count or pool size out of range, or a
     /// name longer than 31 bytes.
     pub fn new(name: &CStr, cfg: GpuConfig) -> Result<impl PinInit<Self, Error>> {
-        let bytes = name.to_bytes_with_nul();
-        let mut name_buf = [0u8; NAME_MAX + 1];
-        name_buf
-            .get_mut(..bytes.len())
-            .ok_or(EINVAL)?
-            .copy_from_slice(bytes);
+        let name = trace::GpuName::new(name)?;
         if cfg.engines == 0 || cfg.engines > crate::gvt_core::sched::MAX_ENGINES {
             return Err(EINVAL);
         }
@@ -267,7 +259,7 @@ impl Engine {
         let pool = boxed_pool(&cfg)?;
         Ok(try_pin_init!(Self {
             cfg,
-            name: name_buf,
+            name,
             base: Instant::now(),
             policy <- new_mutex!(PolicyState {
                 sched,
@@ -289,7 +281,7 @@ impl Engine {
 
     /// The GPU's name.
     pub fn name(&self) -> &CStr {
-        CStr::from_bytes_until_nul(&self.name).unwrap_or(c"?")
+        self.name.as_cstr()
     }
 
     /// The engine clock: monotonic ns since the engine was made.
@@ -300,7 +292,7 @@ impl Engine {
     fn apply_moves<P: Provider + ?Sized, const V: usize>(&self, p: &P, moves: &Moves<V>) {
         for m in moves.iter() {
             p.relocate(m);
-            trace::relocate(self.name(), m.id, m.from, m.to, m.slots);
+            trace::relocate(&self.name, m.id, m.from, m.to, m.slots);
             Counters::bump(&self.counters.relocations, 1);
         }
     }
@@ -478,7 +470,7 @@ impl Engine {
             .sched
             .dispatched(usize::from(id), engine, queued_at, now)
             .map_err(sched_err)?;
-        trace::dispatch(self.name(), id, engine, now.saturating_sub(queued_at));
+        trace::dispatch(&self.name, id, engine, now.saturating_sub(queued_at));
         Counters::bump(&self.counters.dispatched, 1);
         Ok(())
     }
@@ -492,7 +484,7 @@ impl Engine {
             .sched
             .completed(usize::from(id), engine, gpu_ns, now)
             .map_err(sched_err)?;
-        trace::complete(self.name(), id, engine, gpu_ns);
+        trace::complete(&self.name, id, engine, gpu_ns);
         Counters::bump(&self.counters.completed, 1);
         Ok(())
     }
@@ -551,7 +543,7 @@ impl Engine {
         match st.sched.pick(now).map_err(sched_err)? {
             Pick::Idle => {
                 if prev.is_some() {
-                    trace::switch(self.name(), prev, None, 0);
+                    trace::switch(&self.name, prev, None, 0);
                 }
                 Ok(None)
             }
@@ -562,7 +554,7 @@ impl Engine {
             } => {
                 let id = VgpuId::try_from(vgpu).map_err(|_| EINVAL)?;
                 if switched {
-                    trace::switch(self.name(), prev, Some(id), slice_ns);
+                    trace::switch(&self.name, prev, Some(id), slice_ns);
                     Counters::bump(&self.counters.switches, 1);
                     self.switch_in(p, id, now);
                 }
@@ -618,7 +610,7 @@ impl Engine {
             p.load_low_gtt(id);
         }
         if plan.entries() > 0 {
-            trace::gtt_load(self.name(), id, plan.high_slots(), plan.entries());
+            trace::gtt_load(&self.name, id, plan.high_slots(), plan.entries());
         }
         Counters::bump(&self.counters.gtt_entries, plan.entries());
     }

@@ -170,8 +170,6 @@ struct I915Gpu {
     timer: Timer,
     gvt: *mut IntelGvt,
     engine: Arc<Engine>,
-    /// i915 engine id of each engine index.
-    engine_ids: [u8; MAX_ENGINES],
     /// Engine index + 1 of each i915 engine id (0: not used by GVT-g).
     engine_index: [u8; I915_ENGINE_IDS],
     /// Start of the reserved slot pool in the GGTT, bytes.
@@ -193,16 +191,16 @@ impl I915Gpu {
     fn new(gvt: *mut IntelGvt, reg: &Registration) -> Result<Pin<KBox<Self>>> {
         // SAFETY: `gvt` is the GPU of the running `init` op.
         let mask = unsafe { ffi::intel_gvt_engine_mask(gvt) };
-        let mut engine_ids = [0u8; MAX_ENGINES];
         let mut engine_index = [0u8; I915_ENGINE_IDS];
         let mut engines = 0usize;
         for id in 0..I915_ENGINE_IDS {
             if mask & (1u32 << id) == 0 {
                 continue;
             }
-            let slot = engine_ids.get_mut(engines).ok_or(EINVAL)?;
-            *slot = u8::try_from(id).map_err(|_| EINVAL)?;
-            engines += 1;
+            if engines >= MAX_ENGINES {
+                return Err(EINVAL);
+            }
+            engines = engines.saturating_add(1);
             if let Some(i) = engine_index.get_mut(id) {
                 *i = u8::try_from(engines).map_err(|_| EINVAL)?;
             }
@@ -247,7 +245,6 @@ impl I915Gpu {
                 timer,
                 gvt,
                 engine,
-                engine_ids,
                 engine_index,
                 pool_start,
                 vgpus <- new_mutex!([const { None }; MAX_VGPUS], "gvt_rs_i915_vgpus"),
