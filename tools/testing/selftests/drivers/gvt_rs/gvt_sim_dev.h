@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The simulated vGPU's device protocol (version 2), as a guest sees it.
+ *
+ * Shared by the guest emulator (gvt_guest.c) and mirrored by the Rust
+ * device model (drivers/gvt-rs/sim/regs.rs) and guest driver
+ * (drivers/gvt-rs/guest/). Documentation/gvt-rs/simulated-gpu.rst has the
+ * prose; this header is the reference for the numbers.
+ *
+ * Work is submitted as on GVT-g: the guest writes 32-byte descriptors into
+ * a ring buffer in its own memory and moves the ring's TAIL register (the
+ * doorbell). The device fetches and scans the new descriptors (DMA reads of
+ * guest memory), queues them on the vGPU's V-Channel for that engine, and on
+ * each completion writes the fence seqno, count and GPU time to a status
+ * page in guest memory, advances HEAD, then raises MSI or INTx.
+ */
+#ifndef GVT_SIM_DEV_H
+#define GVT_SIM_DEV_H
+
+#include <linux/types.h>
+
+#define GVT_SIM_PCI_VENDOR		0x8086
+#define GVT_SIM_PCI_DEVICE		0x7a5a
+
+#define GVT_SIM_BAR0_SIZE		4096
+
+/* BAR0 registers, little endian. RO: read only, RW1C: write 1 to clear. */
+#define GVT_SIM_REG_ID			0x000	/* 4 RO "GVTS" */
+#define GVT_SIM_REG_VERSION		0x004	/* 4 RO 2 */
+#define GVT_SIM_REG_ENGINES		0x008	/* 4 RO number of engines */
+#define GVT_SIM_REG_VGPU_ID		0x00c	/* 4 RO */
+#define GVT_SIM_REG_STATUS		0x010	/* 4 RO GVT_SIM_STATUS_* */
+#define GVT_SIM_REG_RING_MAX		0x014	/* 4 RO largest ring, descriptors */
+#define GVT_SIM_REG_SUBMITTED		0x018	/* 4 RO descriptors accepted */
+#define GVT_SIM_REG_COMPLETED		0x01c	/* 4 RO descriptors completed */
+#define GVT_SIM_REG_FAULT		0x020	/* 4 RO GVT_SIM_FAULT_* word */
+#define GVT_SIM_REG_MAX_DURATION	0x024	/* 4 RO longest duration, us */
+#define GVT_SIM_REG_GM_LOW		0x028	/* 4 RO low GM of the type, MB */
+#define GVT_SIM_REG_GM_HIGH		0x02c	/* 4 RO high GM of the type, MB */
+#define GVT_SIM_REG_BUSY_NS		0x030	/* 8 RO GPU time completed, ns */
+#define GVT_SIM_REG_IRQ_STATUS		0x038	/* 4 RW1C GVT_SIM_IRQ_* */
+#define GVT_SIM_REG_IRQ_ENABLE		0x03c	/* 4 RW GVT_SIM_IRQ_* */
+#define GVT_SIM_REG_STATUS_PAGE		0x040	/* 8 RW guest address, 4K aligned */
+#define GVT_SIM_REG_RESET		0x048	/* 4 WO write 1: device reset */
+#define GVT_SIM_REG_GTT_INDEX		0x060	/* 4 RW entry in the high-GM range */
+#define GVT_SIM_REG_GTT_DATA		0x068	/* 8 RW the entry at GTT_INDEX */
+
+/* Ring registers of engine e at GVT_SIM_REG_RING(e) + GVT_SIM_RING_*. */
+#define GVT_SIM_REG_RING(e)		(0x100 + 0x20 * (e))
+#define GVT_SIM_RING_BASE		0x00	/* 8 RW guest address, 4K aligned */
+#define GVT_SIM_RING_SIZE		0x08	/* 4 RW descriptors, 2^n <= RING_MAX */
+#define GVT_SIM_RING_CTL		0x0c	/* 4 RW bit 0: enable */
+#define GVT_SIM_RING_HEAD		0x10	/* 4 RO oldest not completed */
+#define GVT_SIM_RING_TAIL		0x14	/* 4 RW doorbell: one past newest */
+
+#define GVT_SIM_RING_CTL_ENABLE		(1u << 0)
+
+#define GVT_SIM_STATUS_BUSY		(1u << 0)	/* work queued or running */
+#define GVT_SIM_STATUS_SCHEDULED	(1u << 1)	/* vGPU is started */
+#define GVT_SIM_STATUS_FAILED		(1u << 2)	/* failsafe: reset to recover */
+
+/* IRQ_STATUS / IRQ_ENABLE bits. */
+#define GVT_SIM_IRQ_ENGINE(e)		(1u << (e))	/* a completion on engine e */
+#define GVT_SIM_IRQ_FAULT		(1u << 8)	/* the vGPU failed */
+
+/*
+ * FAULT register: reason in bits 0-7, engine in bits 8-15, descriptor
+ * index in the ring in bits 16-31. 0 while the vGPU has not failed.
+ */
+#define GVT_SIM_FAULT_REASON(f)		((f) & 0xff)
+#define GVT_SIM_FAULT_ENGINE(f)		(((f) >> 8) & 0xff)
+#define GVT_SIM_FAULT_INDEX(f)		((f) >> 16)
+
+enum gvt_sim_fault {
+	GVT_SIM_FAULT_NONE = 0,
+	GVT_SIM_FAULT_RING_CONFIG = 1,	/* enable with bad base or size */
+	GVT_SIM_FAULT_RING_DISABLED = 2,	/* doorbell on a disabled ring */
+	GVT_SIM_FAULT_TAIL_RANGE = 3,	/* TAIL >= ring size */
+	GVT_SIM_FAULT_FETCH = 4,		/* descriptor address not mapped */
+	GVT_SIM_FAULT_OPCODE = 5,		/* unknown opcode */
+	GVT_SIM_FAULT_RESERVED = 6,		/* unknown flag or reserved field set */
+	GVT_SIM_FAULT_DURATION = 7,		/* duration 0 or > MAX_DURATION */
+	GVT_SIM_FAULT_STATUS_WRITE = 8,	/* status page not mapped */
+};
+
+/* A descriptor in the ring: 32 bytes, little endian. */
+struct gvt_sim_desc {
+	__u32 opcode;		/* GVT_SIM_OP_* */
+	__u32 flags;		/* GVT_SIM_DESC_* */
+	__u32 seqno;		/* fence written to the status page */
+	__u32 duration_us;	/* 1 .. MAX_DURATION */
+	__u32 bytes;		/* bytes the workload moves (PCI-E traffic) */
+	__u32 reserved0;	/* must be 0 */
+	__u64 reserved1;	/* must be 0 */
+};
+
+#define GVT_SIM_DESC_SIZE		32
+#define GVT_SIM_OP_EXEC			1	/* run a workload */
+#define GVT_SIM_DESC_IRQ		(1u << 0)	/* interrupt on completion */
+
+/*
+ * The status page (4 KB of guest memory), written by the device. Engine e's
+ * record is at e * GVT_SIM_STATUS_STRIDE; the device writes it whole before
+ * it advances HEAD and raises the interrupt.
+ */
+struct gvt_sim_engine_status {
+	__u32 seqno;		/* seqno of the last completed descriptor */
+	__u32 completed;	/* descriptors completed since enable/reset */
+	__u64 gpu_ns;		/* GPU time of those, ns */
+	__u32 head;		/* HEAD after that completion */
+	__u32 pad;
+};
+
+#define GVT_SIM_STATUS_STRIDE		64
+#define GVT_SIM_PAGE_SIZE		4096
+
+#endif /* GVT_SIM_DEV_H */
