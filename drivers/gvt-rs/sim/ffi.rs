@@ -29,8 +29,17 @@ extern "C" {
     /// Unregisters everything `gvt_sim_parent_register` registered; removes
     /// every vGPU first.
     pub fn gvt_sim_parent_unregister(p: *mut GvtSimParent);
-    /// Signals the vGPU's interrupt eventfd, if one is set.
-    pub fn gvt_sim_vdev_signal(v: *mut GvtSimVdev);
+    /// Reports the vGPU's INTx level and, with `edge`, an MSI to send; the
+    /// glue applies vfio-pci's interrupt semantics (`irq.c`).
+    pub fn gvt_sim_vdev_irq(v: *mut GvtSimVdev, level: bool, edge: bool);
+    /// `vfio_dma_rw()`: reads or writes guest memory at `iova`.
+    pub fn gvt_sim_vdev_dma_rw(
+        v: *mut GvtSimVdev,
+        iova: u64,
+        buf: *mut c_void,
+        len: usize,
+        write: bool,
+    ) -> i32;
     /// CPU time (user + system) of the process that opened the vGPU (its
     /// live threads), ns.
     pub fn gvt_sim_vdev_cpu_ns(v: *mut GvtSimVdev) -> u64;

@@ -9,8 +9,8 @@
  * prebuilt `kernel` crate cannot be extended from a module. So, as binder
  * does with rust_binderfs.c, this file is linked into gvt_rs.ko and owns every
  * config-dependent structure (the mdev parent, types and driver, the
- * vfio_device container and the eventfd triggers; its timers are in
- * ../timer.c). It
+ * vfio_device container, DMA to guest memory; the eventfd triggers and
+ * vfio-pci's interrupt semantics are in irq.c, its timers in ../timer.c). It
  * exposes a layout-free ABI to Rust (gvt_sim.h): opaque pointers, integers
  * and kernel buffers. All policy and device emulation is in Rust.
  */
@@ -30,6 +30,7 @@
 #include <linux/workqueue.h>
 
 #include "gvt_sim.h"
+#include "vdev.h"
 
 #define GVT_SIM_OFFSET_SHIFT	40
 #define GVT_SIM_OFFSET_MASK	((1ULL << GVT_SIM_OFFSET_SHIFT) - 1)
@@ -48,45 +49,16 @@ struct gvt_sim_parent {
 	void *gpu;
 };
 
-struct gvt_sim_vdev {
-	struct vfio_device vdev;
-	void *vgpu;			/* Rust SimVgpu, set by probe */
-	spinlock_t irq_lock;		/* protects trigger, irq_index, opener */
-	struct eventfd_ctx *trigger;
-	int irq_index;
-	struct pid *opener;
-};
-
-
 static const struct class gvt_sim_class = {
 	.name = "gvtsim",
 };
 
 /* ---- interrupts and VM CPU time ---------------------------------------- */
 
-void gvt_sim_vdev_signal(struct gvt_sim_vdev *v)
+int gvt_sim_vdev_dma_rw(struct gvt_sim_vdev *v, u64 iova, void *buf,
+			size_t len, bool write)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&v->irq_lock, flags);
-	if (v->trigger)
-		eventfd_signal(v->trigger);
-	spin_unlock_irqrestore(&v->irq_lock, flags);
-}
-
-static void gvt_sim_set_trigger(struct gvt_sim_vdev *v,
-				struct eventfd_ctx *ctx, int index)
-{
-	struct eventfd_ctx *old;
-	unsigned long flags;
-
-	spin_lock_irqsave(&v->irq_lock, flags);
-	old = v->trigger;
-	v->trigger = ctx;
-	v->irq_index = ctx ? index : -1;
-	spin_unlock_irqrestore(&v->irq_lock, flags);
-	if (old)
-		eventfd_ctx_put(old);
+	return vfio_dma_rw(&v->vdev, iova, buf, len, write);
 }
 
 /*
@@ -158,7 +130,7 @@ static void gvt_sim_close(struct vfio_device *vdev)
 	struct pid *old;
 
 	gvt_rs_sim_close(v->vgpu);
-	gvt_sim_set_trigger(v, NULL, -1);
+	gvt_sim_irqs_release(v);
 	spin_lock_irqsave(&v->irq_lock, flags);
 	old = v->opener;
 	v->opener = NULL;
@@ -176,7 +148,10 @@ static ssize_t gvt_sim_rw(struct vfio_device *vdev, char __user *ubuf,
 	u8 buf[GVT_SIM_MAX_ACCESS];
 	ssize_t ret;
 
-	/* One register access per read/write, as an MMIO or config cycle. */
+	/*
+	 * One register access per read/write, as an MMIO cycle; config space
+	 * may be read whole (QEMU reads it in one access).
+	 */
 	if (count == 0 || count > sizeof(buf))
 		return -EINVAL;
 	if (write && copy_from_user(buf, ubuf, count))
@@ -215,42 +190,6 @@ static int gvt_sim_region_info(struct vfio_device *vdev,
 	return 0;
 }
 
-static int gvt_sim_set_irqs(struct gvt_sim_vdev *v, struct vfio_irq_set *hdr,
-			    void *data)
-{
-	u32 action = hdr->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
-	struct eventfd_ctx *ctx;
-	int fd;
-
-	if (hdr->index != VFIO_PCI_INTX_IRQ_INDEX &&
-	    hdr->index != VFIO_PCI_MSI_IRQ_INDEX)
-		return -EINVAL;
-	if (action != VFIO_IRQ_SET_ACTION_TRIGGER)
-		return hdr->index == VFIO_PCI_INTX_IRQ_INDEX ? 0 : -ENOTTY;
-	if (hdr->count == 0 && (hdr->flags & VFIO_IRQ_SET_DATA_NONE)) {
-		gvt_sim_set_trigger(v, NULL, -1);
-		return 0;
-	}
-	if (hdr->start != 0 || hdr->count != 1)
-		return -EINVAL;
-	if (hdr->flags & VFIO_IRQ_SET_DATA_EVENTFD) {
-		fd = *(int *)data;
-		if (fd < 0) {
-			gvt_sim_set_trigger(v, NULL, -1);
-			return 0;
-		}
-		ctx = eventfd_ctx_fdget(fd);
-		if (IS_ERR(ctx))
-			return PTR_ERR(ctx);
-		gvt_sim_set_trigger(v, ctx, hdr->index);
-		return 0;
-	}
-	if ((hdr->flags & VFIO_IRQ_SET_DATA_NONE) ||
-	    ((hdr->flags & VFIO_IRQ_SET_DATA_BOOL) && *(u8 *)data))
-		gvt_sim_vdev_signal(v);
-	return 0;
-}
-
 static long gvt_sim_ioctl(struct vfio_device *vdev, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -280,13 +219,13 @@ static long gvt_sim_ioctl(struct vfio_device *vdev, unsigned int cmd,
 			return -EFAULT;
 		if (info.argsz < minsz || info.index >= VFIO_PCI_NUM_IRQS)
 			return -EINVAL;
-		info.flags = 0;
-		info.count = 0;
-		if (info.index == VFIO_PCI_INTX_IRQ_INDEX ||
-		    info.index == VFIO_PCI_MSI_IRQ_INDEX) {
-			info.flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
-			info.count = 1;
-		}
+		info.flags = VFIO_IRQ_INFO_EVENTFD;
+		info.count = gvt_sim_irq_count(info.index);
+		if (info.index == VFIO_PCI_INTX_IRQ_INDEX)
+			info.flags |= VFIO_IRQ_INFO_MASKABLE |
+				      VFIO_IRQ_INFO_AUTOMASKED;
+		else
+			info.flags |= VFIO_IRQ_INFO_NORESIZE;
 		return copy_to_user((void __user *)arg, &info, minsz) ?
 			-EFAULT : 0;
 	}
@@ -299,7 +238,8 @@ static long gvt_sim_ioctl(struct vfio_device *vdev, unsigned int cmd,
 		minsz = offsetofend(struct vfio_irq_set, count);
 		if (copy_from_user(&hdr, (void __user *)arg, minsz))
 			return -EFAULT;
-		ret = vfio_set_irqs_validate_and_prepare(&hdr, VFIO_PCI_NUM_IRQS,
+		ret = vfio_set_irqs_validate_and_prepare(&hdr,
+							 gvt_sim_irq_count(hdr.index),
 							 VFIO_PCI_NUM_IRQS,
 							 &data_size);
 		if (ret)
@@ -310,7 +250,8 @@ static long gvt_sim_ioctl(struct vfio_device *vdev, unsigned int cmd,
 			if (IS_ERR(data))
 				return PTR_ERR(data);
 		}
-		ret = gvt_sim_set_irqs(v, &hdr, data);
+		ret = gvt_sim_set_irqs(v, hdr.flags, hdr.index, hdr.start,
+				       hdr.count, data);
 		kfree(data);
 		return ret;
 	}
@@ -320,13 +261,31 @@ static long gvt_sim_ioctl(struct vfio_device *vdev, unsigned int cmd,
 	return -ENOTTY;
 }
 
+static int gvt_sim_init(struct vfio_device *vdev)
+{
+	struct gvt_sim_vdev *v = to_sim(vdev);
+
+	mutex_init(&v->igate);
+	spin_lock_init(&v->irq_lock);
+	v->irq_type = GVT_SIM_IRQ_NONE;
+	return 0;
+}
+
+static void gvt_sim_release(struct vfio_device *vdev)
+{
+	mutex_destroy(&to_sim(vdev)->igate);
+}
+
 static const struct vfio_device_ops gvt_sim_dev_ops = {
 	.name = "vfio-gvtsim",
+	.init = gvt_sim_init,
+	.release = gvt_sim_release,
 	.open_device = gvt_sim_open,
 	.close_device = gvt_sim_close,
 	.read = gvt_sim_read,
 	.write = gvt_sim_write,
 	.ioctl = gvt_sim_ioctl,
+	.request = gvt_sim_request,
 	.get_region_info_caps = gvt_sim_region_info,
 	.bind_iommufd = vfio_iommufd_emulated_bind,
 	.unbind_iommufd = vfio_iommufd_emulated_unbind,
@@ -355,8 +314,6 @@ static int gvt_sim_probe(struct mdev_device *mdev)
 	v = vfio_alloc_device(gvt_sim_vdev, vdev, &mdev->dev, &gvt_sim_dev_ops);
 	if (IS_ERR(v))
 		return PTR_ERR(v);
-	spin_lock_init(&v->irq_lock);
-	v->irq_index = -1;
 	ret = gvt_rs_sim_probe(p->gpu, to_type_index(mdev->type), v,
 			       &mdev->dev, &v->vgpu);
 	if (ret)

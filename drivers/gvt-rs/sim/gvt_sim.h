@@ -10,7 +10,8 @@
 #include <linux/types.h>
 
 #define GVT_SIM_MAX_TYPES	8
-#define GVT_SIM_MAX_ACCESS	16
+/* Largest access: the whole configuration space. */
+#define GVT_SIM_MAX_ACCESS	256
 
 struct device;
 struct gvt_sim_parent;
@@ -22,7 +23,9 @@ int gvt_sim_parent_register(void *gpu, const char *name,
 			    const char *const *pretty_names,
 			    unsigned int nr_types, struct gvt_sim_parent **out);
 void gvt_sim_parent_unregister(struct gvt_sim_parent *p);
-void gvt_sim_vdev_signal(struct gvt_sim_vdev *v);
+void gvt_sim_vdev_irq(struct gvt_sim_vdev *v, bool level, bool edge);
+int gvt_sim_vdev_dma_rw(struct gvt_sim_vdev *v, u64 iova, void *buf,
+			size_t len, bool write);
 u64 gvt_sim_vdev_cpu_ns(struct gvt_sim_vdev *v);
 
 /* Implemented in Rust, called from C (process context, may sleep). */

@@ -3,10 +3,13 @@
 //! The simulated GPU provider.
 //!
 //! An mdev parent (`/sys/class/mdev_bus/gvtsim0`) offers vGPU types shaped
-//! like GVT-g's. Each vGPU is a VFIO device (PCI config space, a 4 KB BAR0 of
-//! registers, INTx/MSI through an eventfd, reset) that a process opens
-//! exactly as QEMU does. Writing a command request block to BAR0 queues a
-//! workload on one of the GPU's engines; engines execute one workload at a
+//! like GVT-g's. Each vGPU is a VFIO PCI device (configuration space with an
+//! MSI capability, a 4 KB BAR0 of registers, INTx and MSI with vfio-pci's
+//! semantics, reset, device requests) that QEMU attaches to a guest. The
+//! guest submits work as on GVT-g: descriptors in a ring in guest memory and
+//! a doorbell register; the device fetches and scans them ([`ring`]) and
+//! queues workloads on one of the GPU's engines, and reports completions in
+//! a status page in guest memory. Engines execute one workload at a
 //! time for its stated duration on an hrtimer, non-preemptively, and a vGPU
 //! switch waits until every engine drained, as GVT-g's scheduler does. The
 //! policy decisions come from the provider-agnostic [`Engine`]. The GPU has
@@ -17,6 +20,7 @@
 
 pub mod ffi;
 mod regs;
+mod ring;
 
 use crate::engine::{
     sysfs::{self as esysfs, GpuDir, VgpuDir},
@@ -43,8 +47,8 @@ use kernel::{
 
 /// Number of engines of the simulated GPU (render and blitter).
 pub const ENGINES: usize = 2;
-/// Workloads a vGPU may queue per engine.
-pub const QDEPTH: usize = 64;
+/// Workloads a vGPU may queue per engine: a whole guest ring.
+pub const QDEPTH: usize = ring::RING_MAX as usize;
 /// Longest workload accepted, us (GVT-g's watchdog would fire long before).
 pub const MAX_DURATION_US: u32 = 100_000;
 /// Guest-usable low GM (aperture) of the simulated GPU: 1 GB minus the
@@ -93,28 +97,51 @@ pub static TYPES: [VgpuType; 4] = [
     },
 ];
 
+/// A scanned descriptor on its way through a V-Channel and an engine.
 #[derive(Clone, Copy)]
-struct Workload {
-    tag: u32,
+pub(crate) struct Workload {
+    seqno: u32,
     duration_ns: u64,
     queued_at: u64,
+    /// Interrupt on completion.
+    irq: bool,
+    /// The ring's generation when it was fetched ([`regs::Regs::epochs`]).
+    epoch: u32,
+    /// Its index in the guest ring.
+    index: u32,
 }
 
 const NO_WORK: Workload = Workload {
-    tag: 0,
+    seqno: 0,
     duration_ns: 0,
     queued_at: 0,
+    irq: false,
+    epoch: 0,
+    index: 0,
 };
 
+impl Workload {
+    fn new(d: &ring::Desc, epoch: u32, index: u32) -> Self {
+        Self {
+            seqno: d.seqno,
+            duration_ns: u64::from(d.duration_us) * 1000,
+            queued_at: 0,
+            irq: d.flags & ring::DESC_IRQ != 0,
+            epoch,
+            index,
+        }
+    }
+}
+
 /// One V-Channel: a vGPU's FIFO of workloads for one engine.
-struct Ring {
+struct VChannel {
     items: [Workload; QDEPTH],
     head: usize,
     len: usize,
 }
 
-impl Ring {
-    const EMPTY: Ring = Ring {
+impl VChannel {
+    const EMPTY: VChannel = VChannel {
         items: [NO_WORK; QDEPTH],
         head: 0,
         len: 0,
@@ -152,14 +179,13 @@ impl Ring {
 
 struct Running {
     vgpu: VgpuId,
-    tag: u32,
-    duration_ns: u64,
+    w: Workload,
 }
 
 /// State under the simulated GPU's `sched_lock`.
 struct SimState {
     running: [Option<Running>; ENGINES],
-    queues: [Option<KBox<[Ring; ENGINES]>>; MAX_VGPUS],
+    queues: [Option<KBox<[VChannel; ENGINES]>>; MAX_VGPUS],
     vgpus: [Option<Arc<SimVgpu>>; MAX_VGPUS],
 }
 
@@ -185,6 +211,8 @@ pub struct SimGpu {
     vdevs: [AtomicPtr<GvtSimVdev>; MAX_VGPUS],
     engine_timers: [Timer; ENGINES],
     sched_timer: Timer,
+    /// Completions being delivered outside `state` (see `engine_done`).
+    completing: AtomicU32,
 }
 
 // SAFETY: `vdevs` holds pointers only dereferenced through the thread-safe
@@ -253,6 +281,7 @@ impl SimGpu {
                 vdevs: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_VGPUS],
                 engine_timers,
                 sched_timer,
+                completing: AtomicU32::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -296,18 +325,14 @@ impl SimGpu {
                 let Some(Some(q)) = st.queues.get_mut(usize::from(id)) else {
                     continue;
                 };
-                let Some(w) = q.get_mut(e).and_then(Ring::pop) else {
+                let Some(w) = q.get_mut(e).and_then(VChannel::pop) else {
                     continue;
                 };
                 if eng.dispatched(id, e, w.queued_at).is_err() {
                     continue;
                 }
                 if let (Some(slot), Some(t)) = (st.running.get_mut(e), self.engine_timers.get(e)) {
-                    *slot = Some(Running {
-                        vgpu: id,
-                        tag: w.tag,
-                        duration_ns: w.duration_ns,
-                    });
+                    *slot = Some(Running { vgpu: id, w });
                     t.start(w.duration_ns);
                     dispatched = true;
                 }
@@ -323,15 +348,31 @@ impl SimGpu {
     }
 
     fn engine_done(&self, e: usize) {
-        let mut st = self.state.lock();
-        let Some(r) = st.running.get_mut(e).and_then(Option::take) else {
-            return;
+        let done = {
+            let mut st = self.state.lock();
+            let Some(r) = st.running.get_mut(e).and_then(Option::take) else {
+                return;
+            };
+            let _ = self.engine.completed(r.vgpu, e, r.w.duration_ns);
+            self.schedule_locked(&mut st);
+            let v = st.vgpus.get(usize::from(r.vgpu)).and_then(Option::clone);
+            if v.is_some() {
+                // `remove` waits for this before the VFIO device goes.
+                self.completing.fetch_add(1, Ordering::Acquire);
+            }
+            v.map(|v| (v, r.w))
         };
-        let _ = self.engine.completed(r.vgpu, e, r.duration_ns);
-        if let Some(Some(v)) = st.vgpus.get(usize::from(r.vgpu)) {
-            v.complete(r.tag, r.duration_ns);
+        // The completion is delivered under the vGPU's lock, which comes
+        // before `state` in the lock order; an engine's completions are
+        // serialised by its timer's work item.
+        if let Some((v, w)) = done {
+            {
+                let mut regs = v.regs.lock();
+                regs::complete(&v, &mut regs, e, &w, w.duration_ns);
+            }
+            drop(v);
+            self.completing.fetch_sub(1, Ordering::Release);
         }
-        self.schedule_locked(&mut st);
     }
 
     fn policy_timer(&self) {
@@ -340,14 +381,8 @@ impl SimGpu {
         self.schedule_locked(&mut st);
     }
 
-    fn submit(&self, v: &SimVgpu, engine: u32, duration_us: u32, bytes: u32, tag: u32) -> Result {
-        let e = usize::try_from(engine).map_err(|_| EINVAL)?;
-        if e >= ENGINES {
-            return Err(EINVAL);
-        }
-        if duration_us == 0 || duration_us > MAX_DURATION_US {
-            return Err(ERANGE);
-        }
+    /// Queues a scanned workload on `v`'s V-Channel for engine `e`.
+    fn submit(&self, v: &SimVgpu, e: usize, mut w: Workload, bytes: u32) -> Result {
         let mut st = self.state.lock();
         let ring = st
             .queues
@@ -361,13 +396,8 @@ impl SimGpu {
         self.engine
             .queued(v.id, e, u64::from(bytes))
             .map_err(|_| EIO)?;
-        let w = Workload {
-            tag,
-            duration_ns: u64::from(duration_us) * 1000,
-            queued_at: self.engine.now_ns(),
-        };
+        w.queued_at = self.engine.now_ns();
         ring.push(w)?;
-        v.submitted.fetch_add(1, Ordering::Relaxed);
         self.schedule_locked(&mut st);
         Ok(())
     }
@@ -386,7 +416,7 @@ impl SimGpu {
         let ty = TYPES.get(ty_idx).ok_or(EINVAL)?;
         let slots = usize::from(mb_to_slots(ty.high_mb).map_err(|_| EINVAL)?);
         // Allocate everything before taking any lock.
-        let queues = KBox::new([Ring::EMPTY, Ring::EMPTY], GFP_KERNEL)?;
+        let queues = KBox::new([VChannel::EMPTY, VChannel::EMPTY], GFP_KERNEL)?;
         let mut high = alloc_gtt(slots.checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let mut low = alloc_gtt(ENTRIES)?;
         let id = self.engine.create_vgpu(self, ty)?;
@@ -444,10 +474,7 @@ impl SimGpu {
                 ty,
                 vdev,
                 regs <- new_mutex!(regs::Regs::new(cfg), "gvt_rs_vgpu_lock"),
-                submitted: AtomicU32::new(0),
-                completed: AtomicU32::new(0),
-                last_tag: AtomicU32::new(0),
-                busy_ns: AtomicU64::new(0),
+                last_fault_log: AtomicU64::new(0),
                 _sysfs: dir,
             }),
             GFP_KERNEL,
@@ -463,7 +490,8 @@ impl SimGpu {
             {
                 let mut st = self.state.lock();
                 self.stop_locked(&mut st, id);
-                if !st.running.iter().flatten().any(|r| r.vgpu == id) {
+                let running = st.running.iter().flatten().any(|r| r.vgpu == id);
+                if !running && self.completing.load(Ordering::Acquire) == 0 {
                     let q = st.queues.get_mut(idx).and_then(Option::take);
                     let me = st.vgpus.get_mut(idx).and_then(Option::take);
                     break (q, me);
@@ -478,9 +506,8 @@ impl SimGpu {
         }
         // Removes the vGPU's sysfs directory.
         drop(v);
-        if let Err(e) = self.engine.destroy_vgpu(self, id) {
-            pr_err!("gvt-rs: vGPU {id} not destroyed: {e:?}\n");
-        }
+        // Every per-id state goes before the id is released: a vGPU created
+        // meanwhile may get the same id and must not lose its GTTs to us.
         let (high, low) = {
             let mut g = self.gtt.lock();
             (
@@ -488,6 +515,9 @@ impl SimGpu {
                 g.private_low.get_mut(idx).and_then(Option::take),
             )
         };
+        if let Err(e) = self.engine.destroy_vgpu(self, id) {
+            pr_err!("vGPU {id} not destroyed: {e:?}\n");
+        }
         drop((high, low));
     }
 
@@ -600,10 +630,8 @@ pub struct SimVgpu {
     vdev: *mut GvtSimVdev,
     #[pin]
     regs: Mutex<regs::Regs>,
-    submitted: AtomicU32,
-    completed: AtomicU32,
-    last_tag: AtomicU32,
-    busy_ns: AtomicU64,
+    /// When the last fault was logged (rate limit), ns.
+    last_fault_log: AtomicU64,
     _sysfs: Dir<VgpuDir>,
 }
 
@@ -620,13 +648,80 @@ impl SimVgpu {
         unsafe { &*self.gpu }
     }
 
-    fn complete(&self, tag: u32, gpu_ns: u64) {
-        self.busy_ns.fetch_add(gpu_ns, Ordering::Relaxed);
-        self.last_tag.store(tag, Ordering::Relaxed);
-        self.completed.fetch_add(1, Ordering::Release);
+    /// Reports the INTx level and, for MSI, an interrupt to send.
+    fn signal_irq(&self, level: bool, edge: bool) {
         // SAFETY: The glue frees `vdev` only after `remove`, which waits
-        // for this vGPU's in-flight work (this completion) first.
-        unsafe { ffi::gvt_sim_vdev_signal(self.vdev) };
+        // for every completion being delivered; other callers are VFIO
+        // callbacks of the live device.
+        unsafe { ffi::gvt_sim_vdev_irq(self.vdev, level, edge) };
+    }
+
+    /// DMA read of guest memory (the VFIO container's mappings).
+    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result {
+        // SAFETY: `vdev` is live (see `signal_irq`); `buf` is valid for
+        // `buf.len()` bytes.
+        let ret = unsafe {
+            ffi::gvt_sim_vdev_dma_rw(self.vdev, iova, buf.as_mut_ptr().cast(), buf.len(), false)
+        };
+        kernel::error::to_result(ret)
+    }
+
+    /// DMA write of guest memory.
+    fn dma_write(&self, iova: u64, buf: &[u8]) -> Result {
+        // SAFETY: As for `dma_read`; the glue only reads `buf` for a write.
+        let ret = unsafe {
+            ffi::gvt_sim_vdev_dma_rw(self.vdev, iova, buf.as_ptr().cast_mut().cast(), buf.len(), true)
+        };
+        kernel::error::to_result(ret)
+    }
+
+    /// Puts the vGPU into the failed state (GVT-g's failsafe mode): its
+    /// queued work is dropped, the work executing completes silently, its
+    /// doorbells are ignored until a reset. Other vGPUs are unaffected.
+    fn fail_locked(&self, r: &mut regs::Regs, fault: ring::Fault, e: usize, index: u32) {
+        if r.failed() {
+            return;
+        }
+        let gpu = self.gpu();
+        {
+            let mut st = gpu.state.lock();
+            gpu.stop_locked(&mut st, self.id);
+            gpu.schedule_locked(&mut st);
+        }
+        regs::set_fault(self, r, regs::fault_word(fault, e, index));
+        // One line per vGPU and second at most: a guest cannot flood the
+        // log with fault and reset loops.
+        let now = gpu.engine.now_ns();
+        let last = self.last_fault_log.load(Ordering::Relaxed);
+        if last == 0 || now.saturating_sub(last) >= 1_000_000_000 {
+            self.last_fault_log.store(now.max(1), Ordering::Relaxed);
+            pr_warn!(
+                "{}: vGPU {} failed: {} (engine {}, descriptor {}); a device reset recovers it\n",
+                gpu.engine.name(),
+                self.id,
+                fault.describe(),
+                e,
+                index
+            );
+        }
+    }
+
+    /// Device reset (VFIO_DEVICE_RESET with `config`, the guest's RESET
+    /// register without): queued work is dropped, the executing workload
+    /// completes without a trace, rings and interrupts are off, counters 0.
+    fn reset_locked(&self, r: &mut regs::Regs, config: bool) -> Result {
+        let gpu = self.gpu();
+        let mut st = gpu.state.lock();
+        gpu.stop_locked(&mut st, self.id);
+        r.reset(config);
+        regs::update_irq(self, r, false);
+        let ret = if r.open {
+            gpu.engine.start(self.id)
+        } else {
+            Ok(())
+        };
+        gpu.schedule_locked(&mut st);
+        ret
     }
 }
 
@@ -763,6 +858,7 @@ pub unsafe extern "C" fn gvt_rs_sim_open(vgpu: *mut c_void) -> i32 {
     // SAFETY: By the safety requirements.
     let v = unsafe { vgpu_ref(vgpu) };
     let mut r = v.regs.lock();
+    r.reset(true);
     r.open = true;
     match v.gpu().engine.start(v.id) {
         Ok(()) => 0,
@@ -784,13 +880,15 @@ pub unsafe extern "C" fn gvt_rs_sim_close(vgpu: *mut c_void) {
     let v = unsafe { vgpu_ref(vgpu) };
     let mut r = v.regs.lock();
     r.open = false;
+    // Work still executing completes into nothing: the guest is gone.
+    r.reset(true);
     let gpu = v.gpu();
     let mut st = gpu.state.lock();
     gpu.stop_locked(&mut st, v.id);
     gpu.schedule_locked(&mut st);
 }
 
-/// VFIO_DEVICE_RESET: drop queued work and clear the counters.
+/// VFIO_DEVICE_RESET: see [`SimVgpu::reset_locked`].
 ///
 /// # Safety
 ///
@@ -800,21 +898,8 @@ pub unsafe extern "C" fn gvt_rs_sim_reset(vgpu: *mut c_void) -> i32 {
     // SAFETY: By the safety requirements.
     let v = unsafe { vgpu_ref(vgpu) };
     let mut r = v.regs.lock();
-    let gpu = v.gpu();
-    let mut st = gpu.state.lock();
-    gpu.stop_locked(&mut st, v.id);
-    v.submitted.store(0, Ordering::Relaxed);
-    v.completed.store(0, Ordering::Relaxed);
-    v.last_tag.store(0, Ordering::Relaxed);
-    v.busy_ns.store(0, Ordering::Relaxed);
-    r.reset();
-    let ret = if r.open {
-        gpu.engine.start(v.id).map_or_else(|e| e.to_errno(), |()| 0)
-    } else {
-        0
-    };
-    gpu.schedule_locked(&mut st);
-    ret
+    v.reset_locked(&mut r, true)
+        .map_or_else(|e| e.to_errno(), |()| 0)
 }
 
 /// Size of VFIO region `index`.

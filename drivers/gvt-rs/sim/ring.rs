@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A vGPU's command rings in guest memory and the command scanner.
+//!
+//! As a GVT-g guest does, a guest writes descriptors into a ring buffer in
+//! its own memory and moves the ring's TAIL register. The device fetches the
+//! new descriptors with DMA reads and scans every one before it reaches a
+//! V-Channel; anything malformed is a [`Fault`] that puts the vGPU into the
+//! failed state (GVT-g's failsafe mode) until a reset.
+//!
+//! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
+
+use super::MAX_DURATION_US;
+
+/// Size of one descriptor in guest memory.
+pub(super) const DESC_SIZE: u64 = 32;
+/// Largest ring, in descriptors. At most `RING_MAX - 1` descriptors are
+/// outstanding, so a V-Channel of `RING_MAX` entries never overflows.
+pub(super) const RING_MAX: u32 = 64;
+/// Smallest useful ring: a ring of one descriptor can never hold one.
+const RING_MIN: u32 = 2;
+/// Guest addresses of rings and of the status page are page aligned.
+pub(super) const GUEST_PAGE: u64 = 4096;
+
+/// Opcode of a descriptor that runs a workload.
+const OP_EXEC: u32 = 1;
+/// Descriptor flag: raise an interrupt when the workload completes.
+pub(super) const DESC_IRQ: u32 = 1 << 0;
+
+/// Why a vGPU failed: the `FAULT` register's reason byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Fault {
+    /// A ring was enabled with a misaligned base or a bad size.
+    RingConfig = 1,
+    /// The doorbell of a disabled ring was rung.
+    RingDisabled = 2,
+    /// TAIL was set outside the ring.
+    TailRange = 3,
+    /// A descriptor's guest address is not mapped.
+    Fetch = 4,
+    /// Unknown opcode.
+    Opcode = 5,
+    /// Unknown flag or reserved field set.
+    Reserved = 6,
+    /// Duration 0 or longer than `MAX_DURATION_US`.
+    Duration = 7,
+    /// The status page's guest address is not mapped.
+    StatusWrite = 8,
+}
+
+impl Fault {
+    /// What the admin reads in the log.
+    pub(super) fn describe(self) -> &'static str {
+        match self {
+            Fault::RingConfig => "ring enabled with a bad base or size",
+            Fault::RingDisabled => "doorbell on a disabled ring",
+            Fault::TailRange => "tail outside the ring",
+            Fault::Fetch => "descriptor address not mapped",
+            Fault::Opcode => "unknown opcode",
+            Fault::Reserved => "reserved bits set",
+            Fault::Duration => "duration out of range",
+            Fault::StatusWrite => "status page not mapped",
+        }
+    }
+}
+
+/// A descriptor as read from guest memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Desc {
+    pub(super) opcode: u32,
+    pub(super) flags: u32,
+    pub(super) seqno: u32,
+    pub(super) duration_us: u32,
+    pub(super) bytes: u32,
+    pub(super) reserved0: u32,
+    pub(super) reserved1: u64,
+}
+
+fn le32(b: &[u8; DESC_SIZE as usize], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    if let Some(s) = b.get(at..at + 4) {
+        w.copy_from_slice(s);
+    }
+    u32::from_le_bytes(w)
+}
+
+impl Desc {
+    /// Decodes the little-endian layout of `struct gvt_sim_desc`.
+    pub(super) fn from_bytes(b: &[u8; DESC_SIZE as usize]) -> Self {
+        Self {
+            opcode: le32(b, 0),
+            flags: le32(b, 4),
+            seqno: le32(b, 8),
+            duration_us: le32(b, 12),
+            bytes: le32(b, 16),
+            reserved0: le32(b, 20),
+            reserved1: u64::from(le32(b, 24)) | (u64::from(le32(b, 28)) << 32),
+        }
+    }
+
+    /// The command scanner: every descriptor passes here before it is
+    /// queued, as GVT-g scans every guest command buffer.
+    pub(super) fn scan(&self) -> Result<(), Fault> {
+        if self.opcode != OP_EXEC {
+            return Err(Fault::Opcode);
+        }
+        if self.flags & !DESC_IRQ != 0 || self.reserved0 != 0 || self.reserved1 != 0 {
+            return Err(Fault::Reserved);
+        }
+        if self.duration_us == 0 || self.duration_us > MAX_DURATION_US {
+            return Err(Fault::Duration);
+        }
+        Ok(())
+    }
+}
+
+/// One engine's ring as the guest programmed it, and the device's progress.
+#[derive(Clone, Copy, Default)]
+pub(super) struct GuestRing {
+    /// Guest address of descriptor 0.
+    pub(super) base: u64,
+    /// Descriptors in the ring.
+    pub(super) size: u32,
+    pub(super) enabled: bool,
+    /// Oldest descriptor not completed.
+    pub(super) head: u32,
+    /// One past the newest descriptor the guest published.
+    pub(super) tail: u32,
+    /// Next descriptor to fetch.
+    pub(super) fetched: u32,
+    /// Completions since the ring was enabled, and their GPU time.
+    pub(super) completed: u32,
+    pub(super) gpu_ns: u64,
+    /// Seqno of the last completed descriptor.
+    pub(super) seqno: u32,
+}
+
+impl GuestRing {
+    /// True while fetched descriptors have not all completed, or published
+    /// ones are not fetched yet.
+    pub(super) fn busy(&self) -> bool {
+        self.head != self.fetched || self.fetched != self.tail
+    }
+
+    /// Enables the ring after checking how the guest programmed it.
+    pub(super) fn enable(&mut self) -> Result<(), Fault> {
+        let pow2 = self.size.is_power_of_two();
+        if !pow2 || !(RING_MIN..=RING_MAX).contains(&self.size) || self.base % GUEST_PAGE != 0 {
+            return Err(Fault::RingConfig);
+        }
+        *self = GuestRing {
+            base: self.base,
+            size: self.size,
+            enabled: true,
+            ..GuestRing::default()
+        };
+        Ok(())
+    }
+
+    /// Guest address of descriptor `index`.
+    pub(super) fn desc_addr(&self, index: u32) -> Option<u64> {
+        self.base
+            .checked_add(u64::from(index).checked_mul(DESC_SIZE)?)
+    }
+
+    /// The index after `index`.
+    pub(super) fn next(&self, index: u32) -> u32 {
+        match index.checked_add(1) {
+            Some(n) if n < self.size => n,
+            _ => 0,
+        }
+    }
+}
+
+/// Size of the record of one engine in the status page, and its layout
+/// (`struct gvt_sim_engine_status`).
+pub(super) const STATUS_STRIDE: u64 = 64;
+pub(super) const STATUS_RECORD: usize = 24;
+
+/// The status page record of `ring`.
+pub(super) fn status_record(ring: &GuestRing) -> [u8; STATUS_RECORD] {
+    let mut r = [0u8; STATUS_RECORD];
+    let fields: [(usize, &[u8]); 4] = [
+        (0, &ring.seqno.to_le_bytes()),
+        (4, &ring.completed.to_le_bytes()),
+        (8, &ring.gpu_ns.to_le_bytes()),
+        (16, &ring.head.to_le_bytes()),
+    ];
+    for (at, bytes) in fields {
+        if let Some(d) = r.get_mut(at..at + bytes.len()) {
+            d.copy_from_slice(bytes);
+        }
+    }
+    r
+}
+
+#[kernel::macros::kunit_tests(gvt_rs_sim_scanner)]
+mod tests {
+    use super::{Desc, Fault, GuestRing, DESC_SIZE, RING_MAX};
+
+    fn raw(words: [u32; 8]) -> [u8; DESC_SIZE as usize] {
+        let mut b = [0u8; DESC_SIZE as usize];
+        for (chunk, w) in b.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+        b
+    }
+
+    fn scan(words: [u32; 8]) -> Result<(), Fault> {
+        Desc::from_bytes(&raw(words)).scan()
+    }
+
+    #[test]
+    fn decodes_the_layout() {
+        let d = Desc::from_bytes(&raw([1, 1, 7, 2000, 4096, 0, 5, 6]));
+        assert_eq!(d.opcode, 1);
+        assert_eq!(d.flags, 1);
+        assert_eq!(d.seqno, 7);
+        assert_eq!(d.duration_us, 2000);
+        assert_eq!(d.bytes, 4096);
+        assert_eq!(d.reserved1, (6 << 32) | 5);
+    }
+
+    #[test]
+    fn scanner_accepts_only_well_formed_descriptors() {
+        assert_eq!(scan([1, 0, 1, 1, 0, 0, 0, 0]), Ok(()));
+        assert_eq!(scan([1, 1, 1, 100_000, u32::MAX, 0, 0, 0]), Ok(()));
+        assert_eq!(scan([0, 0, 1, 1, 0, 0, 0, 0]), Err(Fault::Opcode));
+        assert_eq!(scan([7, 0, 1, 1, 0, 0, 0, 0]), Err(Fault::Opcode));
+        assert_eq!(scan([1, 2, 1, 1, 0, 0, 0, 0]), Err(Fault::Reserved));
+        assert_eq!(scan([1, 0, 1, 1, 0, 1, 0, 0]), Err(Fault::Reserved));
+        assert_eq!(scan([1, 0, 1, 1, 0, 0, 0, 1 << 31]), Err(Fault::Reserved));
+        assert_eq!(scan([1, 0, 1, 0, 0, 0, 0, 0]), Err(Fault::Duration));
+        assert_eq!(scan([1, 0, 1, 100_001, 0, 0, 0, 0]), Err(Fault::Duration));
+    }
+
+    #[test]
+    fn ring_configuration_is_checked_at_enable() {
+        let ring = |base, size| GuestRing {
+            base,
+            size,
+            ..GuestRing::default()
+        };
+        for size in [2, 4, 32, RING_MAX] {
+            assert_eq!(ring(0x1000, size).enable(), Ok(()));
+        }
+        for size in [0, 1, 3, 48, RING_MAX * 2] {
+            assert_eq!(ring(0x1000, size).enable(), Err(Fault::RingConfig));
+        }
+        assert_eq!(ring(0x1008, 8).enable(), Err(Fault::RingConfig));
+        let mut r = ring(0x2000, 4);
+        r.head = 3;
+        r.tail = 2;
+        assert_eq!(r.enable(), Ok(()));
+        assert!(r.enabled && r.head == 0 && r.tail == 0 && r.fetched == 0);
+        assert_eq!((r.next(0), r.next(3)), (1, 0));
+        assert_eq!(r.desc_addr(3), Some(0x2000 + 3 * DESC_SIZE));
+    }
+}
