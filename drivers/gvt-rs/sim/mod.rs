@@ -670,7 +670,13 @@ impl SimVgpu {
     fn dma_write(&self, iova: u64, buf: &[u8]) -> Result {
         // SAFETY: As for `dma_read`; the glue only reads `buf` for a write.
         let ret = unsafe {
-            ffi::gvt_sim_vdev_dma_rw(self.vdev, iova, buf.as_ptr().cast_mut().cast(), buf.len(), true)
+            ffi::gvt_sim_vdev_dma_rw(
+                self.vdev,
+                iova,
+                buf.as_ptr().cast_mut().cast(),
+                buf.len(),
+                true,
+            )
         };
         kernel::error::to_result(ret)
     }

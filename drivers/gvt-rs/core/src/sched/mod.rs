@@ -468,7 +468,7 @@ impl<const N: usize> Scheduler<N> {
             Policy::Tbs => {
                 let tick = self.tick_ns();
                 for id in self.started.iter() {
-                    self.tbs.start(id, now, 0, tick);
+                    self.tbs.start(id, now, 0, tick, false);
                 }
             }
             Policy::Sfq => {
@@ -611,12 +611,20 @@ impl<const N: usize> Scheduler<N> {
             return Ok(());
         }
         g.life = Life::Started;
+        let restart = core::mem::replace(&mut g.ever_started, true);
         self.started.set(id, true);
         match self.policy {
             Policy::Tbs => {
-                let boost = self.ms(Tunable::TbsStartBoostMs);
+                // A restart (reset loop, reopen) gets no start boost and
+                // keeps its time-slice debt: upstream's gift to a new VM
+                // must not be something a guest can ask for again.
+                let boost = if restart {
+                    0
+                } else {
+                    self.ms(Tunable::TbsStartBoostMs)
+                };
                 let tick = self.tick_ns();
-                self.tbs.start(id, now, boost, tick);
+                self.tbs.start(id, now, boost, tick, restart);
             }
             Policy::Vmcg => {
                 if let Some(g) = self.v.get(id) {

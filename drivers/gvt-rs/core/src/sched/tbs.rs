@@ -136,8 +136,18 @@ impl<const N: usize> Tbs<N> {
         self.on_list.set(id, true);
     }
 
-    /// `tbs_sched_start_schedule`.
-    pub(crate) fn start(&mut self, id: usize, now: u64, boost_ns: u64, tick_ns: u64) {
+    /// `tbs_sched_start_schedule`. A `restart` of a vGPU that ran before
+    /// keeps its time-slice balance (debt included) and queues at the LRU
+    /// tail, so that stopping and starting again is never a way to the
+    /// front; upstream treats every start as new.
+    pub(crate) fn start(
+        &mut self,
+        id: usize,
+        now: u64,
+        boost_ns: u64,
+        tick_ns: u64,
+        restart: bool,
+    ) {
         if self.on_list.get(id) {
             return;
         }
@@ -145,13 +155,17 @@ impl<const N: usize> Tbs<N> {
             *t = now.saturating_add(boost_ns);
         }
         self.pri_sched.set(id, boost_ns > 0);
-        if let Some(l) = self.left_ts.get_mut(id) {
-            *l = 0;
+        if restart {
+            self.list_add_tail(id);
+        } else {
+            if let Some(l) = self.left_ts.get_mut(id) {
+                *l = 0;
+            }
+            if let Some(a) = self.allocated_ts.get_mut(id) {
+                *a = 0;
+            }
+            self.list_add_head(id);
         }
-        if let Some(a) = self.allocated_ts.get_mut(id) {
-            *a = 0;
-        }
-        self.list_add_head(id);
         if self.next_tick.is_none() {
             self.next_tick = Some(now.saturating_add(tick_ns));
         }

@@ -890,3 +890,43 @@ fn property_random_events_never_break_invariants() {
         }
     }
 }
+
+// ---- reset and reopen ---------------------------------------------------------
+
+/// Two equal saturating vGPUs; vGPU 1 is stopped and started again every
+/// `period` (a guest looping on device reset, or a VMM closing and
+/// reopening the vGPU), losing its queued work each time. Returns vGPU 0's
+/// share of the GPU, in ppm, over 8 s.
+fn restart_loop_share(policy: Policy, period: u64) -> u64 {
+    let mut sim = Sim::<4>::new(policy);
+    // Upstream's start boost is on (the default): a restart must not renew it.
+    sim.add(0, 4);
+    sim.add(1, 4);
+    sim.saturate[0] = Some(2 * MS);
+    sim.saturate[1] = Some(2 * MS);
+    sim.run_until(3000 * MS);
+    sim.measure();
+    let mut t = sim.now;
+    while t < 11_000 * MS {
+        t += period;
+        sim.run_until(t);
+        sim.s.stop(1, sim.now).unwrap();
+        sim.q[1].clear();
+        sim.s.start(1, sim.now).unwrap();
+    }
+    sim.busy[0] * 1_000_000 / (sim.busy[0] + sim.busy[1]).max(1)
+}
+
+#[test]
+fn restart_buys_no_priority_and_keeps_debt() {
+    for p in Policy::ALL {
+        for period in [5 * MS, 50 * MS, 500 * MS] {
+            let share = restart_loop_share(p, period);
+            assert!(
+                share >= 480_000,
+                "{p:?}, restart every {} ms: the steady vGPU got {share} ppm",
+                period / MS
+            );
+        }
+    }
+}

@@ -36,6 +36,9 @@ pub(crate) enum Life {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Vgpu {
     pub(crate) life: Life,
+    /// Started at least once since creation: a later start is a restart
+    /// (device reset, VMM reopening the vGPU) and buys nothing.
+    pub(crate) ever_started: bool,
     pub(crate) weight: u32,
     pub(crate) gm_mb: u32,
     pub(crate) bw_override_mbps: u32,
@@ -60,6 +63,7 @@ impl Vgpu {
     /// An unused slot.
     pub(crate) const FREE: Self = Self {
         life: Life::Free,
+        ever_started: false,
         weight: 0,
         gm_mb: 0,
         bw_override_mbps: 0,
