@@ -140,6 +140,8 @@ pub struct Counters {
     pub gtt_entries: AtomicU64,
     /// vGPU range relocations.
     pub relocations: AtomicU64,
+    /// GTT reloads of a running vGPU whose range a placement changed.
+    pub reloads: AtomicU64,
 }
 
 impl Counters {
@@ -594,6 +596,37 @@ impl Engine {
     /// for a decision (`intel_gvt_request_schedule()`).
     pub fn gvtg_switched(&self, to_idle: bool) -> bool {
         self.policy.lock().gvtg.switched(to_idle)
+    }
+
+    /// Called before each dispatch of `id`: whether its whole high-GM range
+    /// is resident in the hardware GTT, so that its workload runs on its own
+    /// entries. A placement (another vGPU created or destroyed, a
+    /// re-placement) may have moved the range of the vGPU that runs, or
+    /// given its slots to another; at a `drained` point the range is
+    /// reloaded here, otherwise the caller must hold the dispatch back until
+    /// the engines drained.
+    pub fn ensure_resident<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, drained: bool) -> bool {
+        let mut sl = self.slots.lock();
+        if sl.pool.resident(id) {
+            return true;
+        }
+        if !drained {
+            return false;
+        }
+        let Ok(plan) = sl.pool.reload(id) else {
+            return false;
+        };
+        self.apply_moves(p, plan.moves());
+        let (start, _) = plan.range();
+        for (first, n) in plan.copy_runs() {
+            p.load_gtt(id, start, first, n);
+        }
+        if plan.entries() > 0 {
+            trace::gtt_load(&self.name, id, plan.high_slots(), plan.entries());
+        }
+        Counters::bump(&self.counters.gtt_entries, plan.entries());
+        Counters::bump(&self.counters.reloads, 1);
+        sl.pool.resident(id)
     }
 
     fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {

@@ -333,6 +333,11 @@ gpu_ro!(R_EVR, s_evr, c"events_relocations", |g| g
     .counters
     .relocations
     .load(Ordering::Relaxed));
+gpu_ro!(R_EVL, s_evl, c"events_gtt_reloads", |g| g
+    .engine
+    .counters
+    .reloads
+    .load(Ordering::Relaxed));
 
 fn show_current(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
     match g.engine.current() {
@@ -346,7 +351,7 @@ static A_POLICY: Attribute<GpuDir> = Attribute::read_write(c"policy", show_polic
 static A_ALLOC: Attribute<GpuDir> =
     Attribute::read_write(c"gm_allocator", show_allocator, store_allocator);
 
-static GPU_ATTRS: [&Attribute<GpuDir>; 43] = [
+static GPU_ATTRS: [&Attribute<GpuDir>; 44] = [
     &A_POLICY,
     &T_TBS_TICK,
     &T_TBS_BAL,
@@ -389,6 +394,7 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 43] = [
     &R_EVC,
     &R_EVS,
     &R_EVR,
+    &R_EVL,
     &R_CURRENT,
 ];
 

@@ -322,6 +322,13 @@ impl SimGpu {
                     continue;
                 }
                 let Some(id) = eng.next_vgpu(e) else { continue };
+                // Isolation: a workload runs only on its vGPU's own GTT
+                // entries; a range moved under the running vGPU is
+                // reloaded once the engines drained.
+                let drained = st.running.iter().all(Option::is_none);
+                if !eng.ensure_resident(self, id, drained) {
+                    continue;
+                }
                 let Some(Some(q)) = st.queues.get_mut(usize::from(id)) else {
                     continue;
                 };

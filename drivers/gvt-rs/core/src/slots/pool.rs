@@ -497,6 +497,41 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         Ok(plan)
     }
 
+    /// Whether the hardware GTT holds every slot of `id`'s high-GM range
+    /// (the low-GM region is not moved by placements, only by switch-ins).
+    pub fn resident(&self, id: u8) -> bool {
+        let Some(p) = self.placement(id) else {
+            return false;
+        };
+        (p.start..p.start.saturating_add(p.slots)).all(|s| self.res.owner(s) == Some(id))
+    }
+
+    /// Reloads the running vGPU `id` after placements moved its range or
+    /// gave its slots to another vGPU: the slots to copy, as
+    /// [`Pool::switch_in`] but without counting a switch. A parked vGPU is
+    /// first re-inserted (moves in the plan).
+    pub fn reload(&mut self, id: u8) -> Result<SwitchPlan<V, M>, SlotError> {
+        let mut moves = Moves::new();
+        if self.used(id)?.state == State::Parked {
+            self.unpark(id, &mut moves);
+            self.account(&moves);
+        }
+        let v = *self.used(id)?;
+        let mut plan = SwitchPlan::new(id, v.start, v.size);
+        let n = self.res.switch_in(id, v.start, v.size, plan.copy_mut());
+        plan.set_high(n);
+        let add = CopyStats {
+            high_slots: u64::from(n),
+            ..CopyStats::ZERO
+        };
+        self.totals.add(&add);
+        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
+            x.stats.add(&add);
+        }
+        *plan.moves_mut() = moves;
+        Ok(plan)
+    }
+
     /// Records a utilization sample of vGPU `id`: `busy_ppm` is the fraction
     /// of the last sample period it kept the GPU busy, in parts per million
     /// (0..=1 000 000, `OutOfRange` above). A non-zero sample also counts as
