@@ -787,3 +787,29 @@ fn reconfigure_resizes_an_empty_pool_only() {
     assert_eq!(p.reconfigure(16, 0), Ok(()));
     assert_eq!(p.available_instances(4), 4);
 }
+
+// ------------------------------------------------------- reload of the running vGPU
+
+#[test]
+fn reload_after_a_placement_took_the_running_vgpus_slots() {
+    // gScale shares slots: B is placed over A's range while A runs.
+    let mut p = pool(4, AllocatorKind::Gscale);
+    p.create(0, 4, 0).unwrap();
+    p.switch_in(0, 1).unwrap();
+    assert!(p.resident(0));
+    p.create(1, 4, 2).unwrap();
+    let b = p.placement(1).unwrap();
+    let a = p.placement(0).unwrap();
+    let overlap = a.start.max(b.start) < (a.start + a.slots).min(b.start + b.slots);
+    assert!(overlap, "gscale shares the 4 slots: {a:?} {b:?}");
+    p.switch_in(1, 3).unwrap();
+    assert!(!p.resident(0) && p.resident(1));
+    let switches = p.totals().switch_ins;
+    let plan = p.reload(0).unwrap();
+    assert!(plan.entries() > 0);
+    assert!(p.resident(0) && !p.resident(1));
+    // A reload is not a switch, and a resident vGPU reloads nothing.
+    assert_eq!(p.totals().switch_ins, switches);
+    assert_eq!(p.reload(0).unwrap().entries(), 0);
+    assert!(!p.resident(7));
+}
