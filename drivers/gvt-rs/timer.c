@@ -8,6 +8,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
 #include "timer.h"
@@ -15,6 +16,8 @@
 struct gvt_rs_timer {
 	struct hrtimer timer;
 	struct work_struct work;
+	spinlock_t lock;	/* orders start against shutdown */
+	bool disabled;		/* shut down: never armed again */
 	gvt_rs_timer_fn fn;
 	void *ctx;
 	unsigned long data;
@@ -45,6 +48,7 @@ struct gvt_rs_timer *gvt_rs_timer_new(gvt_rs_timer_fn fn, void *ctx,
 	hrtimer_setup(&t->timer, gvt_rs_timer_fire, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL);
 	INIT_WORK(&t->work, gvt_rs_timer_work);
+	spin_lock_init(&t->lock);
 	t->fn = fn;
 	t->ctx = ctx;
 	t->data = data;
@@ -58,19 +62,37 @@ void gvt_rs_timer_bind(struct gvt_rs_timer *t, void *ctx)
 
 void gvt_rs_timer_start(struct gvt_rs_timer *t, u64 delay_ns)
 {
-	hrtimer_start(&t->timer, ns_to_ktime(delay_ns), HRTIMER_MODE_REL);
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->lock, flags);
+	if (!t->disabled)
+		hrtimer_start(&t->timer, ns_to_ktime(delay_ns),
+			      HRTIMER_MODE_REL);
+	spin_unlock_irqrestore(&t->lock, flags);
 }
 
-void gvt_rs_timer_cancel(struct gvt_rs_timer *t)
+/*
+ * Disable first, then cancel: the callback may be running and re-arm the
+ * timer (the simulated GPU's policy work always does). Once disabled, a
+ * start is ignored and the work item can no longer be queued, so after the
+ * cancels nothing is pending or running, whatever the callback did.
+ */
+void gvt_rs_timer_shutdown(struct gvt_rs_timer *t)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->lock, flags);
+	t->disabled = true;
+	spin_unlock_irqrestore(&t->lock, flags);
 	hrtimer_cancel(&t->timer);
-	cancel_work_sync(&t->work);
+	disable_work_sync(&t->work);
+	hrtimer_cancel(&t->timer);
 }
 
 void gvt_rs_timer_free(struct gvt_rs_timer *t)
 {
 	if (!t)
 		return;
-	gvt_rs_timer_cancel(t);
+	gvt_rs_timer_shutdown(t);
 	kfree(t);
 }

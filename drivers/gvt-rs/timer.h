@@ -15,7 +15,7 @@ struct gvt_rs_timer *gvt_rs_timer_new(gvt_rs_timer_fn fn, void *ctx,
 				      unsigned long data);
 void gvt_rs_timer_bind(struct gvt_rs_timer *t, void *ctx);
 void gvt_rs_timer_start(struct gvt_rs_timer *t, u64 delay_ns);
-void gvt_rs_timer_cancel(struct gvt_rs_timer *t);
+void gvt_rs_timer_shutdown(struct gvt_rs_timer *t);
 void gvt_rs_timer_free(struct gvt_rs_timer *t);
 
 #endif /* GVT_RS_TIMER_H */

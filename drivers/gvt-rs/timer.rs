@@ -21,8 +21,9 @@ extern "C" {
     fn gvt_rs_timer_bind(t: *mut GvtRsTimer, ctx: *mut c_void);
     /// (Re)arms the timer `delay_ns` from now.
     fn gvt_rs_timer_start(t: *mut GvtRsTimer, delay_ns: u64);
-    /// Cancels the timer and waits for a running callback.
-    fn gvt_rs_timer_cancel(t: *mut GvtRsTimer);
+    /// Disables the timer for good, then cancels it and waits for a
+    /// running callback.
+    fn gvt_rs_timer_shutdown(t: *mut GvtRsTimer);
     /// Cancels and frees the timer (NULL is ignored).
     fn gvt_rs_timer_free(t: *mut GvtRsTimer);
 }
@@ -75,11 +76,13 @@ impl Timer {
         unsafe { gvt_rs_timer_start(self.ptr, delay_ns) }
     }
 
-    /// Cancels a pending expiry and waits for a running callback. Must not
-    /// be called with a lock the callback takes.
-    pub fn cancel(&self) {
+    /// Shuts the timer down for good: later starts are ignored (also from
+    /// a callback running now), a pending expiry is cancelled and a running
+    /// callback waited for. Must not be called with a lock the callback
+    /// takes.
+    pub fn shutdown(&self) {
         // SAFETY: By the type invariant `ptr` is a live timer.
-        unsafe { gvt_rs_timer_cancel(self.ptr) }
+        unsafe { gvt_rs_timer_shutdown(self.ptr) }
     }
 }
 

@@ -420,7 +420,7 @@ extern "C" fn gvt_rs_i915_clean(gvt: *mut IntelGvt) {
     let Some(g) = (unsafe { <Pin<KBox<I915Gpu>> as ForeignOwnable>::try_from_foreign(p) }) else {
         return;
     };
-    g.timer.cancel();
+    g.timer.shutdown();
     let start = g.pool_start;
     drop(g);
     // SAFETY: Reserved by `init`; released in `clean` as required.

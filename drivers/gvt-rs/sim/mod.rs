@@ -573,12 +573,13 @@ impl SimGpu {
 #[pinned_drop]
 impl PinnedDrop for SimGpu {
     fn drop(self: Pin<&mut Self>) {
-        // No vGPU is left, so the policy timer arms no engine timer.
-        self.sched_timer.cancel();
+        // Every vGPU is gone. A completion still running may start the
+        // policy timer and the policy work re-arms itself: shutdown
+        // disables each timer before it cancels, so none is left armed.
+        self.sched_timer.shutdown();
         for t in &self.engine_timers {
-            t.cancel();
+            t.shutdown();
         }
-        self.sched_timer.cancel();
     }
 }
 
