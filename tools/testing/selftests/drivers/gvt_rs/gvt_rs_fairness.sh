@@ -27,13 +27,13 @@ busy() {
 }
 
 # ---- 1. weights 1:2:3 under sfq -------------------------------------------
-echo sfq >"$GVT_GPU/policy"
+set_attr "$GVT_GPU/policy" sfq
 u1=$(vgpu_create GVTg_V5_4)
 u2=$(vgpu_create GVTg_V5_4)
 u3=$(vgpu_create GVTg_V5_4)
-echo 1 >"$(vgpu_attr "$u1" weight)"
-echo 2 >"$(vgpu_attr "$u2" weight)"
-echo 3 >"$(vgpu_attr "$u3" weight)"
+set_attr "$(vgpu_attr "$u1" weight)" 1
+set_attr "$(vgpu_attr "$u2" weight)" 2
+set_attr "$(vgpu_attr "$u3" weight)" 3
 for u in $u1 $u2 $u3; do
 	guest "$u" "/tmp/fair_$u.out" -p compute -q 6 -d 2000 -t 14
 done
@@ -60,7 +60,7 @@ for u in $u1 $u2 $u3; do vgpu_remove "$u"; done
 # (10 ms) workloads keep the guest's and the work item's latency under TCG
 # small against the GPU time, so that the comparison is not noise.
 util() {
-	echo "$1" >"$GVT_GPU/policy"
+	set_attr "$GVT_GPU/policy" "$1"
 	a=$(vgpu_create GVTg_V5_4)
 	if [ "$2" = 1 ]; then
 		b=$(vgpu_create GVTg_V5_4)
@@ -111,7 +111,7 @@ done
 
 # ---- 3. long-batch neighbour -----------------------------------------------
 for p in sfq vmcg tbs; do
-	echo $p >"$GVT_GPU/policy"
+	set_attr "$GVT_GPU/policy" $p
 	long=$(vgpu_create GVTg_V5_4)
 	short=$(vgpu_create GVTg_V5_4)
 	guest "$long" /tmp/long.out -p long -q 2 -d 20000 -t 7
@@ -133,5 +133,5 @@ for p in sfq vmcg tbs; do
 	check "$p: short-batch vGPU not starved by a long-batch neighbour (share $share >= $min)" \
 		awk -v s="$share" -v m="$min" 'BEGIN { exit !(s >= m) }'
 done
-echo tbs >"$GVT_GPU/policy"
+set_attr "$GVT_GPU/policy" tbs
 ktap_finished

@@ -27,6 +27,13 @@ write_fails() {
 	[ "$(cat "$file")" = "$before" ]
 }
 
+# set_attr FILE VALUE: a setup write that must succeed; a test whose setup
+# did not apply would test something else, so it stops here.
+set_attr() {
+	err=$( (echo -n "$2" >"$1") 2>&1) && return 0
+	ktap_exit_fail_msg "setup: $1 <- '$2' failed: $err"
+}
+
 module_loaded() {
 	grep -q "^$1 " /proc/modules
 }
@@ -79,8 +86,8 @@ remove_all_vgpus() {
 sim_ready() {
 	module_loaded gvt_rs || modprobe gvt_rs || return 1
 	remove_all_vgpus
-	echo static >"$GVT_GPU/gm_allocator"
-	echo tbs >"$GVT_GPU/policy"
+	set_attr "$GVT_GPU/gm_allocator" static
+	set_attr "$GVT_GPU/policy" tbs
 	test -d "$GVT_PARENT"
 }
 

@@ -38,7 +38,7 @@ u2=$(new_uuid)
 check "static: a second V5_1 is refused (ENOSPC)" write_fails "No space" "$(type_dir GVTg_V5_1)/create" "$u2"
 vgpu_remove "$u1"
 
-echo gscale >"$GVT_GPU/gm_allocator"
+set_attr "$GVT_GPU/gm_allocator" gscale
 s8=$(cat "$(type_dir GVTg_V5_8)/available_instances")
 s1=$(cat "$(type_dir GVTg_V5_1)/available_instances")
 echo "# gscale: available V5_8=$s8 V5_1=$s1 (static: $a8, $a1)"
@@ -52,8 +52,7 @@ done
 check "gscale: four V5_1 vGPUs share the slots" $ok
 check "shared slots are reported" sh -c "[ \$(cat $GVT_GPU/gm_shared_slots) -gt 0 ]"
 for x in $list; do vgpu_remove "$x"; done
-echo static >"$GVT_GPU/gm_allocator"
-
+set_attr "$GVT_GPU/gm_allocator" static
 # Unload with vGPUs: the parent removes them.
 vgpu_create GVTg_V5_8 >/dev/null
 vgpu_create GVTg_V5_2 >/dev/null

@@ -39,30 +39,34 @@ gtt_run() {
 	$ok
 }
 
-echo sfq >"$GVT_GPU/policy"
+set_attr "$GVT_GPU/policy" sfq
 check "static: three vGPUs see only their own GTT entries" gtt_run "GVTg_V5_4 GVTg_V5_4 GVTg_V5_2" static
-echo gscale >"$GVT_GPU/gm_allocator"
+set_attr "$GVT_GPU/gm_allocator" gscale
 check "gscale: three V5_1 sharing slots see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_1 GVTg_V5_1" gscale
-echo dymgpu-size >"$GVT_GPU/gm_allocator"
+set_attr "$GVT_GPU/gm_allocator" dymgpu-size
 check "dymgpu-size: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-size
 # The re-placing allocators, re-placing every second with relocation on.
 # The four guests run the same load, so the layout usually stays put (the
 # count of relocations is logged); isolation must hold either way.
-echo 10 >"$GVT_GPU/gm_sample_period_ms"
-echo 200 >"$GVT_GPU/gm_util_window_ms"
-echo 1000 >"$GVT_GPU/gm_replace_period_ms"
-echo 1 >"$GVT_GPU/gm_relocation"
+# The window must hold 1 to 64 samples after every single write.
+set_attr "$GVT_GPU/gm_util_window_ms" 5000
+set_attr "$GVT_GPU/gm_sample_period_ms" 100
+set_attr "$GVT_GPU/gm_util_window_ms" 200
+set_attr "$GVT_GPU/gm_sample_period_ms" 10
+set_attr "$GVT_GPU/gm_replace_period_ms" 1000
+set_attr "$GVT_GPU/gm_relocation" 1
 reloc0=$(cat "$GVT_GPU/events_relocations")
-echo dymgpu-util >"$GVT_GPU/gm_allocator"
+set_attr "$GVT_GPU/gm_allocator" dymgpu-util
 check "dymgpu-util: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-util
-echo cost >"$GVT_GPU/gm_allocator"
+set_attr "$GVT_GPU/gm_allocator" cost
 check "cost: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" cost
 echo "# relocations during the two runs: $(($(cat "$GVT_GPU/events_relocations") - reloc0))"
-echo 1000 >"$GVT_GPU/gm_sample_period_ms"
-echo 20000 >"$GVT_GPU/gm_util_window_ms"
-echo 20000 >"$GVT_GPU/gm_replace_period_ms"
-echo static >"$GVT_GPU/gm_allocator"
-
+set_attr "$GVT_GPU/gm_sample_period_ms" 100
+set_attr "$GVT_GPU/gm_util_window_ms" 5000
+set_attr "$GVT_GPU/gm_sample_period_ms" 1000
+set_attr "$GVT_GPU/gm_util_window_ms" 20000
+set_attr "$GVT_GPU/gm_replace_period_ms" 20000
+set_attr "$GVT_GPU/gm_allocator" static
 # ---- 100 create/destroy cycles under load ------------------------------------
 bg=$(vgpu_create GVTg_V5_4)
 guest "$bg" /tmp/bg.out -p compute -q 4 -d 2000 -t 600
@@ -107,6 +111,6 @@ done
 check "guests kept completing through the switches" $ok
 for u in $bg $u2 $u3; do vgpu_remove "$u"; done
 check "everything removed" sh -c "[ \$(cat $GVT_GPU/vgpus) = 0 ] && [ \$(cat $GVT_GPU/inflight) = 0 ]"
-echo tbs >"$GVT_GPU/policy"
-echo 0 >"$GVT_GPU/throttle"
+set_attr "$GVT_GPU/policy" tbs
+set_attr "$GVT_GPU/throttle" 0
 ktap_finished

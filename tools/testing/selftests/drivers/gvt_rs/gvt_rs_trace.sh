@@ -41,8 +41,8 @@ echo >"$TRACEFS/trace"
 echo 1 >"$EV/enable"
 echo 1 >"$TRACEFS/tracing_on"
 
-echo gscale >"$GVT_GPU/gm_allocator"
-echo sfq >"$GVT_GPU/policy"
+set_attr "$GVT_GPU/gm_allocator" gscale
+set_attr "$GVT_GPU/policy" sfq
 a=$(vgpu_create GVTg_V5_1)
 b=$(vgpu_create GVTg_V5_1)
 ida=$(cat "$(vgpu_attr "$a" vgpu_id)")

@@ -36,7 +36,7 @@ check "engine accounted every workload" test "$sub" = "$comp" -a "$sub" -gt 0
 # vmcg's input: the CPU time of the VM, i.e. of every thread of the process
 # that opened the vGPU. One busy "vCPU" thread for 3 s must show; the
 # submitting thread alone uses far less than 1 s.
-echo vmcg >"$GVT_GPU/policy"
+set_attr "$GVT_GPU/policy" vmcg
 "$GVT_GUEST" -p compute -t 3 "$u" >/tmp/vfio_vcpu.out 2>&1
 cpu0=$(cat "$(vgpu_attr "$u" cpu_ns)")
 "$GVT_GUEST" -p compute -t 3 -v 1 "$u" >/tmp/vfio_vcpu.out 2>&1
@@ -44,6 +44,6 @@ cpu1=$(cat "$(vgpu_attr "$u" cpu_ns)")
 echo "# VM CPU time sampled over 3 s: submitting thread only cpu_ns=$cpu0, plus one busy thread cpu_ns=$cpu1"
 check "VM CPU time counts every thread of the VM" \
 	test "${cpu0:-0}" -lt 1000000000 -a "${cpu1:-0}" -ge 1000000000
-echo tbs >"$GVT_GPU/policy"
+set_attr "$GVT_GPU/policy" tbs
 vgpu_remove "$u"
 ktap_finished
