@@ -191,7 +191,13 @@ static int gvt_sim_msi_trigger(struct gvt_sim_vdev *v, u32 start, u32 count,
 			return 0;
 		ctx = gvt_sim_fdget(*(s32 *)data);
 		if (IS_ERR(ctx)) {
-			/* vfio-pci leaves a type it just enabled disabled. */
+			/*
+			 * vfio-pci frees the vector before it looks the fd up,
+			 * and leaves a type it just enabled disabled.
+			 */
+			if (msi)
+				gvt_sim_put(gvt_sim_swap(v, &v->msi_trigger,
+							 NULL));
 			return PTR_ERR(ctx);
 		}
 		if (msi)
@@ -258,7 +264,8 @@ int gvt_sim_set_irqs(struct gvt_sim_vdev *v, u32 flags, u32 index, u32 start,
 	case VFIO_PCI_INTX_IRQ_INDEX:
 		if (action == VFIO_IRQ_SET_ACTION_TRIGGER)
 			ret = gvt_sim_intx_trigger(v, start, count, flags, data);
-		else
+		else if (action == VFIO_IRQ_SET_ACTION_MASK ||
+			 action == VFIO_IRQ_SET_ACTION_UNMASK)
 			ret = gvt_sim_intx_mask(v, start, count, flags, data,
 						action == VFIO_IRQ_SET_ACTION_MASK);
 		break;

@@ -14,7 +14,7 @@
 //! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
 
 use super::{
-    ring::{Desc, Fault, GuestRing, DESC_SIZE, GUEST_PAGE, RING_MAX, STATUS_STRIDE},
+    ring::{status_record, Desc, Fault, GuestRing, DESC_SIZE, GUEST_PAGE, RING_MAX, STATUS_STRIDE},
     SimVgpu, Workload, ENGINES, MAX_DURATION_US, TYPES,
 };
 use kernel::prelude::*;
@@ -442,7 +442,10 @@ fn write_ring(v: &SimVgpu, r: &mut Regs, e: usize, field: u64, written: u64, mas
                 v.fail_locked(r, Fault::RingDisabled, e, 0);
                 return Ok(());
             }
-            let Some(tail) = u32::try_from(tail).ok().filter(|t| *t < ring.size) else {
+            let Some(tail) = u32::try_from(tail)
+                .ok()
+                .filter(|t| *t < ring.size && !ring.tail_goes_back(*t))
+            else {
                 v.fail_locked(r, Fault::TailRange, e, ring.fetched);
                 return Ok(());
             };
@@ -507,24 +510,28 @@ pub(super) fn complete(v: &SimVgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns
     if r.epochs.get(e).copied() != Some(w.epoch) {
         return;
     }
-    let d = &mut r.dev;
-    d.completed = d.completed.wrapping_add(1);
-    d.busy_ns = d.busy_ns.wrapping_add(gpu_ns);
-    let Some(ring) = d.rings.get_mut(e) else {
+    let Some(mut ring) = r.dev.rings.get(e).copied() else {
         return;
     };
     ring.head = ring.next(w.index);
     ring.completed = ring.completed.wrapping_add(1);
     ring.gpu_ns = ring.gpu_ns.wrapping_add(gpu_ns);
     ring.seqno = w.seqno;
-    let record = super::ring::status_record(ring);
-    if d.status_page != 0 {
-        let at = d.status_page + STATUS_STRIDE * e as u64;
-        if v.dma_write(at, &record).is_err() {
+    // The guest sees the completion in the status page first; one that
+    // cannot be written is a fault, not a completion.
+    if r.dev.status_page != 0 {
+        let at = r.dev.status_page + STATUS_STRIDE * e as u64;
+        if v.dma_write(at, &status_record(&ring)).is_err() {
             v.fail_locked(r, Fault::StatusWrite, e, w.index);
             return;
         }
     }
+    let d = &mut r.dev;
+    if let Some(slot) = d.rings.get_mut(e) {
+        *slot = ring;
+    }
+    d.completed = d.completed.wrapping_add(1);
+    d.busy_ns = d.busy_ns.wrapping_add(gpu_ns);
     if w.irq {
         raise(v, r, 1 << e);
     }

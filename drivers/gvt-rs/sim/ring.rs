@@ -164,6 +164,20 @@ impl GuestRing {
             .checked_add(u64::from(index).checked_mul(DESC_SIZE)?)
     }
 
+    /// Descriptors from `from` up to `to`, going round the ring.
+    fn distance(&self, from: u32, to: u32) -> u32 {
+        to.wrapping_add(self.size)
+            .wrapping_sub(from)
+            .checked_rem(self.size)
+            .unwrap_or(0)
+    }
+
+    /// Whether a new `tail` would take back descriptors already fetched:
+    /// the device would run them again and overflow its V-Channel.
+    pub(super) fn tail_goes_back(&self, tail: u32) -> bool {
+        self.distance(self.head, tail) < self.distance(self.head, self.fetched)
+    }
+
     /// The index after `index`.
     pub(super) fn next(&self, index: u32) -> u32 {
         match index.checked_add(1) {
@@ -256,5 +270,25 @@ mod tests {
         assert!(r.enabled && r.head == 0 && r.tail == 0 && r.fetched == 0);
         assert_eq!((r.next(0), r.next(3)), (1, 0));
         assert_eq!(r.desc_addr(3), Some(0x2000 + 3 * DESC_SIZE));
+    }
+
+    #[test]
+    fn tail_may_not_take_back_fetched_descriptors() {
+        let mut r = GuestRing {
+            base: 0x1000,
+            size: 8,
+            ..GuestRing::default()
+        };
+        assert_eq!(r.enable(), Ok(()));
+        // Head 6, fetched up to 2 (wrapped): 6, 7, 0, 1 are outstanding.
+        r.head = 6;
+        r.fetched = 2;
+        r.tail = 2;
+        assert!(!r.tail_goes_back(2) && !r.tail_goes_back(5));
+        assert!(r.tail_goes_back(1) && r.tail_goes_back(7));
+        // A tail at head publishes nothing: allowed only while idle.
+        assert!(r.tail_goes_back(6));
+        r.head = 2;
+        assert!(!r.tail_goes_back(2) && !r.tail_goes_back(1));
     }
 }

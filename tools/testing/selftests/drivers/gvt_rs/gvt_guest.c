@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gvt_guest: a guest emulator for gvt-rs's simulated GPU.
+ * gvt_guest: a guest emulator for gvt-rs's simulated GPU (protocol 2).
  *
  * Opens a vGPU through VFIO exactly as QEMU does (container, group,
  * VFIO_SET_IOMMU(TYPE1v2), VFIO_GROUP_GET_DEVICE_FD, GET_INFO, REGION_INFO,
- * IRQ_INFO, SET_IRQS with an eventfd), then submits command request blocks
- * with pwrite() to BAR0 and waits for completions with read() on the
- * eventfd, following a workload profile, and reports its own throughput.
+ * IRQ_INFO, VFIO_DEVICE_RESET, SET_IRQS with an eventfd), maps its "guest
+ * memory" (an anonymous mapping) into the container with
+ * VFIO_IOMMU_MAP_DMA as QEMU maps guest RAM, and drives the device as a
+ * guest driver does: one ring of descriptors per engine and a status page
+ * in guest memory, the TAIL register as doorbell, completions read from
+ * the status page after an interrupt (MSI, or INTx unmasked with
+ * VFIO_IRQ_SET_ACTION_UNMASK once IRQ_STATUS is cleared, as QEMU does).
+ * It follows a workload profile and reports its own throughput.
  *
  *   gvt_guest [options] UUID
  *     -p compute|frames|long|idle   profile (default compute)
@@ -18,13 +23,21 @@
  *     -e ENGINE    engine (default 0; -1 alternates between engines)
  *     -b BYTES     bytes moved per workload (default 65536)
  *     -i msi|intx  interrupt (default msi)
- *     -c           protocol self-check (good and malformed accesses)
+ *     -c           protocol self-check (config space, registers, VFIO
+ *                  interrupt ioctls, rings, every scanner fault, reset)
  *     -g           check the vGPU's GTT entries while running
  *     -r FILE      create FILE once the device is open and ready
  *     -v N         N more threads that keep a CPU busy for the run, as
  *                  the vCPU threads of a busy VM do (default 0)
  *
- * Register map: Documentation/gvt-rs/simulated-gpu.rst.
+ * A device request (the REQ eventfd: the host removes the vGPU) ends the
+ * run early, as QEMU unplugs the device from its guest; what is queued
+ * still completes.
+ *
+ * Exit status: 0 if every workload completed (and -g found no mismatch,
+ * or -c no failure), 1 otherwise, 2 on an error (a failed vGPU included).
+ *
+ * Protocol: gvt_sim_dev.h; prose: Documentation/gvt-rs/simulated-gpu.rst.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,35 +47,55 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/pci_regs.h>
 #include <linux/vfio.h>
 
-#define R_ID		0x00
-#define R_ENGINES	0x08
-#define R_VGPU_ID	0x0c
-#define R_STATUS	0x10
-#define R_SUBMITTED	0x18
-#define R_COMPLETED	0x1c
-#define R_LAST_TAG	0x20
-#define R_MAX_DURATION	0x24
-#define R_GM_HIGH	0x2c
-#define R_BUSY_NS	0x30
-#define R_SUBMIT	0x40
-#define R_GTT_INDEX	0x60
-#define R_GTT_DATA	0x68
-#define DEVICE_MAGIC	0x53545647u
+#include "gvt_sim_dev.h"
+
+#define DEVICE_MAGIC	0x53545647u	/* "GVTS" */
+#define MAX_ENGINES	8
+
+/*
+ * Guest memory: GUEST_PAGES pages mapped at GUEST_IOVA. Page 0 is the
+ * status page, page 1 + e the ring of engine e; the self-check uses the
+ * pages from SCRATCH_PAGE. Nothing is mapped at UNMAPPED_IOVA.
+ */
+#define GUEST_IOVA	0x40000000ull
+#define GUEST_PAGES	16
+#define GUEST_SIZE	(GUEST_PAGES * GVT_SIM_PAGE_SIZE)
+#define SCRATCH_PAGE	(1 + MAX_ENGINES)
+#define UNMAPPED_IOVA	0x80000000ull
+/* A second mapping, which the self-check unmaps under a ring. */
+#define EXTRA_IOVA	0x50000000ull
+
+#define IRQ_SET_HDR	offsetof(struct vfio_irq_set, data)
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct ring {
+	uint32_t size, tail;
+	uint64_t iova;
+	struct gvt_sim_desc *desc;
+};
 
 struct dev {
 	int container, group, fd, efd;
+	int req;			/* REQ eventfd: the host wants the device */
 	uint64_t bar0, cfg;
-	uint32_t engines;
+	uint32_t engines, ring_max, max_duration;
+	unsigned int irq;		/* VFIO_PCI_{MSI,INTX}_IRQ_INDEX */
+	uint8_t *mem;			/* guest memory at GUEST_IOVA */
+	struct ring rings[MAX_ENGINES];
 };
 
 static const char *uuid;
@@ -82,18 +115,162 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int set_irq(struct dev *d, unsigned int index, int fd)
+/* ---- BAR0 and configuration space ---------------------------------------- */
+
+/* One access of len bytes: 0 or -errno. */
+static int bar_rd(struct dev *d, uint64_t off, void *v, size_t len)
 {
-	char buf[sizeof(struct vfio_irq_set) + sizeof(int)];
+	ssize_t n = pread(d->fd, v, len, d->bar0 + off);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+static int bar_wr(struct dev *d, uint64_t off, const void *v, size_t len)
+{
+	ssize_t n = pwrite(d->fd, v, len, d->bar0 + off);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+static int cfg_rd(struct dev *d, uint64_t off, void *v, size_t len)
+{
+	ssize_t n = pread(d->fd, v, len, d->cfg + off);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+static int cfg_wr(struct dev *d, uint64_t off, const void *v, size_t len)
+{
+	ssize_t n = pwrite(d->fd, v, len, d->cfg + off);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* Register accessors that must not fail. */
+static uint32_t reg(struct dev *d, uint64_t off)
+{
+	uint32_t v;
+
+	if (bar_rd(d, off, &v, 4))
+		die("BAR0 read");
+	return v;
+}
+
+static uint64_t reg64(struct dev *d, uint64_t off)
+{
+	uint64_t v;
+
+	if (bar_rd(d, off, &v, 8))
+		die("BAR0 read");
+	return v;
+}
+
+static void setreg(struct dev *d, uint64_t off, uint32_t v)
+{
+	if (bar_wr(d, off, &v, 4))
+		die("BAR0 write");
+}
+
+static void setreg64(struct dev *d, uint64_t off, uint64_t v)
+{
+	if (bar_wr(d, off, &v, 8))
+		die("BAR0 write");
+}
+
+static uint32_t rreg(struct dev *d, unsigned int e, uint64_t field)
+{
+	return reg(d, GVT_SIM_REG_RING(e) + field);
+}
+
+static void set_rreg(struct dev *d, unsigned int e, uint64_t field, uint32_t v)
+{
+	setreg(d, GVT_SIM_REG_RING(e) + field, v);
+}
+
+/* ---- VFIO ---------------------------------------------------------------- */
+
+/* VFIO_DEVICE_SET_IRQS with len bytes of data and the given argsz. */
+static int set_irqs_argsz(struct dev *d, uint32_t argsz, uint32_t flags,
+			  uint32_t index, uint32_t start, uint32_t count,
+			  const void *data, size_t len)
+{
+	char buf[IRQ_SET_HDR + 16] = { 0 };
 	struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
 
-	set->argsz = sizeof(buf);
-	set->flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
+	if (len > 16)
+		len = 16;
+	set->argsz = argsz;
+	set->flags = flags;
 	set->index = index;
-	set->start = 0;
-	set->count = 1;
-	memcpy(set->data, &fd, sizeof(int));
-	return ioctl(d->fd, VFIO_DEVICE_SET_IRQS, set);
+	set->start = start;
+	set->count = count;
+	if (len)
+		memcpy(buf + IRQ_SET_HDR, data, len);
+	return ioctl(d->fd, VFIO_DEVICE_SET_IRQS, set) ? -errno : 0;
+}
+
+static int set_irqs(struct dev *d, uint32_t flags, uint32_t index,
+		    uint32_t start, uint32_t count, const void *data, size_t len)
+{
+	return set_irqs_argsz(d, IRQ_SET_HDR + len, flags, index, start, count,
+			      data, len);
+}
+
+/* DATA_NONE, DATA_BOOL and DATA_EVENTFD forms of one action. */
+static int irq_none(struct dev *d, uint32_t action, uint32_t index,
+		    uint32_t start, uint32_t count)
+{
+	return set_irqs(d, VFIO_IRQ_SET_DATA_NONE | action, index, start, count,
+			NULL, 0);
+}
+
+static int irq_bool(struct dev *d, uint32_t action, uint32_t index,
+		    uint32_t start, uint32_t count, uint8_t val)
+{
+	return set_irqs(d, VFIO_IRQ_SET_DATA_BOOL | action, index, start, count,
+			&val, count ? 1 : 0);
+}
+
+static int irq_fd(struct dev *d, uint32_t action, uint32_t index,
+		  uint32_t start, uint32_t count, int32_t fd)
+{
+	return set_irqs(d, VFIO_IRQ_SET_DATA_EVENTFD | action, index, start,
+			count, &fd, count ? 4 : 0);
+}
+
+static int set_trigger(struct dev *d, unsigned int index, int fd)
+{
+	return irq_fd(d, VFIO_IRQ_SET_ACTION_TRIGGER, index, 0, 1, fd);
+}
+
+static int unmask_intx(struct dev *d)
+{
+	return irq_none(d, VFIO_IRQ_SET_ACTION_UNMASK, VFIO_PCI_INTX_IRQ_INDEX,
+			0, 1);
+}
+
+static int dma_map(struct dev *d, void *vaddr, uint64_t iova, uint64_t size)
+{
+	struct vfio_iommu_type1_dma_map map = {
+		.argsz = sizeof(map),
+		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+		.vaddr = (uintptr_t)vaddr,
+		.iova = iova,
+		.size = size,
+	};
+
+	return ioctl(d->container, VFIO_IOMMU_MAP_DMA, &map) ? -errno : 0;
+}
+
+static int dma_unmap(struct dev *d, uint64_t iova, uint64_t size)
+{
+	struct vfio_iommu_type1_dma_unmap unmap = {
+		.argsz = sizeof(unmap),
+		.iova = iova,
+		.size = size,
+	};
+
+	return ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &unmap) ? -errno : 0;
 }
 
 static void open_dev(struct dev *d, unsigned int irq_index)
@@ -105,6 +282,7 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	char path[PATH_MAX], link[PATH_MAX];
 	ssize_t n;
 
+	memset(d, 0, sizeof(*d));
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
@@ -128,6 +306,14 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 		die("VFIO_GROUP_SET_CONTAINER");
 	if (ioctl(d->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
 		die("VFIO_SET_IOMMU");
+	/* Guest RAM, mapped for the device's DMA as QEMU maps it. */
+	d->mem = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d->mem == MAP_FAILED)
+		die("mmap guest memory");
+	errno = -dma_map(d, d->mem, GUEST_IOVA, GUEST_SIZE);
+	if (errno)
+		die("VFIO_IOMMU_MAP_DMA");
 	d->fd = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
 	if (d->fd < 0)
 		die("VFIO_GROUP_GET_DEVICE_FD");
@@ -136,7 +322,8 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	    di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
 		die("VFIO_DEVICE_GET_INFO");
 	ri.index = VFIO_PCI_BAR0_REGION_INDEX;
-	if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri) || ri.size < 0x100)
+	if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri) ||
+	    ri.size < GVT_SIM_BAR0_SIZE)
 		die("GET_REGION_INFO(BAR0)");
 	d->bar0 = ri.offset;
 	ri.index = VFIO_PCI_CONFIG_REGION_INDEX;
@@ -150,203 +337,1410 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	/* QEMU resets every device when the machine starts. */
 	if (ioctl(d->fd, VFIO_DEVICE_RESET))
 		die("VFIO_DEVICE_RESET");
-	d->efd = eventfd(0, EFD_CLOEXEC);
+	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->efd < 0)
 		die("eventfd");
-	if (set_irq(d, irq_index, d->efd))
+	d->irq = irq_index;
+	errno = -set_trigger(d, irq_index, d->efd);
+	if (errno)
 		die("VFIO_DEVICE_SET_IRQS");
+	/* As QEMU: a device request is answered by unplugging the device. */
+	d->req = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->req < 0)
+		die("eventfd");
+	errno = -set_trigger(d, VFIO_PCI_REQ_IRQ_INDEX, d->req);
+	if (errno)
+		die("VFIO_DEVICE_SET_IRQS(REQ)");
+	if (reg(d, GVT_SIM_REG_ID) != DEVICE_MAGIC ||
+	    reg(d, GVT_SIM_REG_VERSION) != 2) {
+		errno = ENODEV;
+		die("not a protocol 2 simulated vGPU");
+	}
+	d->engines = reg(d, GVT_SIM_REG_ENGINES);
+	if (d->engines > MAX_ENGINES)
+		d->engines = MAX_ENGINES;
+	d->ring_max = reg(d, GVT_SIM_REG_RING_MAX);
+	d->max_duration = reg(d, GVT_SIM_REG_MAX_DURATION);
 }
 
-static int rd32(struct dev *d, uint64_t off, uint32_t *v)
+/* ---- the guest driver ---------------------------------------------------- */
+
+static struct gvt_sim_engine_status *status_rec(struct dev *d, unsigned int e)
 {
-	return pread(d->fd, v, 4, d->bar0 + off) == 4 ? 0 : -errno;
+	return (struct gvt_sim_engine_status *)(d->mem + e * GVT_SIM_STATUS_STRIDE);
 }
 
-static uint32_t reg(struct dev *d, uint64_t off)
+/* What the device last wrote to the status page for engine e. */
+static uint32_t st_completed(struct dev *d, unsigned int e)
 {
-	uint32_t v;
-
-	if (rd32(d, off, &v))
-		die("BAR0 read");
-	return v;
+	return __atomic_load_n(&status_rec(d, e)->completed, __ATOMIC_ACQUIRE);
 }
 
-static int submit(struct dev *d, uint32_t engine, uint32_t us, uint32_t bytes,
-		  uint32_t tag)
+static uint32_t st_head(struct dev *d, unsigned int e)
 {
-	uint32_t desc[4] = { engine, us, bytes, tag };
-
-	return pwrite(d->fd, desc, sizeof(desc), d->bar0 + R_SUBMIT) ==
-		sizeof(desc) ? 0 : -errno;
+	return __atomic_load_n(&status_rec(d, e)->head, __ATOMIC_ACQUIRE);
 }
 
-/* Waits up to ms for an interrupt; returns the number of interrupts. */
-static uint64_t wait_irq(struct dev *d, int ms)
+static uint32_t completed_all(struct dev *d)
 {
-	struct pollfd p = { .fd = d->efd, .events = POLLIN };
+	uint32_t n = 0;
+
+	for (unsigned int e = 0; e < d->engines; e++)
+		n += st_completed(d, e);
+	return n;
+}
+
+/* Points engine e's ring at size descriptors at iova (memory at desc). */
+static void ring_init(struct dev *d, unsigned int e, uint64_t iova,
+		      void *desc, uint32_t size)
+{
+	struct ring *r = &d->rings[e];
+
+	r->iova = iova;
+	r->desc = desc;
+	r->size = size;
+	r->tail = 0;
+	memset(desc, 0, (size_t)size * GVT_SIM_DESC_SIZE);
+	/* Disable first (allowed while idle): enabling resets HEAD and TAIL. */
+	set_rreg(d, e, GVT_SIM_RING_CTL, 0);
+	setreg64(d, GVT_SIM_REG_RING(e) + GVT_SIM_RING_BASE, iova);
+	set_rreg(d, e, GVT_SIM_RING_SIZE, size);
+	set_rreg(d, e, GVT_SIM_RING_CTL, GVT_SIM_RING_CTL_ENABLE);
+}
+
+/*
+ * What a guest driver does at probe: status page, one ring per engine of
+ * size descriptors, interrupts on every completion and on a fault.
+ */
+static void program(struct dev *d, uint32_t size)
+{
+	memset(d->mem, 0, GVT_SIM_PAGE_SIZE);
+	setreg64(d, GVT_SIM_REG_STATUS_PAGE, GUEST_IOVA);
+	for (unsigned int e = 0; e < d->engines; e++)
+		ring_init(d, e, GUEST_IOVA + (1 + e) * GVT_SIM_PAGE_SIZE,
+			  d->mem + (1 + e) * GVT_SIM_PAGE_SIZE, size);
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE,
+	       ((1u << d->engines) - 1) | GVT_SIM_IRQ_FAULT);
+}
+
+/* Writes a raw descriptor at engine e's tail; -EAGAIN if the ring is full. */
+static int queue_raw(struct dev *d, unsigned int e, const struct gvt_sim_desc *desc)
+{
+	struct ring *r = &d->rings[e];
+
+	if ((r->tail + 1) % r->size == st_head(d, e) % r->size)
+		return -EAGAIN;
+	r->desc[r->tail] = *desc;
+	r->tail = (r->tail + 1) % r->size;
+	return 0;
+}
+
+static int queue(struct dev *d, unsigned int e, uint32_t seqno, uint32_t us,
+		 uint32_t bytes, uint32_t flags)
+{
+	struct gvt_sim_desc desc = {
+		.opcode = GVT_SIM_OP_EXEC,
+		.flags = flags,
+		.seqno = seqno,
+		.duration_us = us,
+		.bytes = bytes,
+	};
+
+	return queue_raw(d, e, &desc);
+}
+
+/* The doorbell: publishes what was queued on engine e (one 4-byte write). */
+static int doorbell(struct dev *d, unsigned int e)
+{
+	uint32_t tail = d->rings[e].tail;
+
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return bar_wr(d, GVT_SIM_REG_RING(e) + GVT_SIM_RING_TAIL, &tail, 4);
+}
+
+/* Waits up to ms for an eventfd signal; returns the count read (0: none). */
+static uint64_t wait_efd(int efd, int ms)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
 	uint64_t n = 0;
 
 	if (poll(&p, 1, ms) <= 0)
 		return 0;
-	if (read(d->efd, &n, sizeof(n)) != sizeof(n))
+	if (read(efd, &n, sizeof(n)) != sizeof(n))
 		return 0;
 	return n;
 }
 
+static void report_failed(struct dev *d)
+{
+	uint32_t f = reg(d, GVT_SIM_REG_FAULT);
+
+	fprintf(stderr,
+		"gvt_guest %s: the vGPU failed: fault 0x%08x (reason %u, engine %u, descriptor %u)\n",
+		uuid, f, GVT_SIM_FAULT_REASON(f), GVT_SIM_FAULT_ENGINE(f),
+		GVT_SIM_FAULT_INDEX(f));
+	exit(2);
+}
+
+/*
+ * The interrupt handler: acknowledges IRQ_STATUS (RW1C), and with INTx
+ * unmasks the line afterwards as QEMU does at the guest's EOI. A fault
+ * ends the run. Waits up to ms; returns the interrupts taken.
+ */
+static uint64_t service_irq(struct dev *d, int ms)
+{
+	uint64_t n = wait_efd(d->efd, ms);
+	uint32_t s;
+
+	if (!n) {
+		if (reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED)
+			report_failed(d);
+		return 0;
+	}
+	s = reg(d, GVT_SIM_REG_IRQ_STATUS);
+	if (s)
+		setreg(d, GVT_SIM_REG_IRQ_STATUS, s);
+	if (d->irq == VFIO_PCI_INTX_IRQ_INDEX && unmask_intx(d))
+		die("VFIO_IRQ_SET_ACTION_UNMASK");
+	if (s & GVT_SIM_IRQ_FAULT)
+		report_failed(d);
+	return n;
+}
+
+/* ---- the protocol self-check --------------------------------------------- */
+
 static int failures, checks;
 
-static void expect(int cond, const char *what)
+static void expect(int cond, const char *fmt, ...)
 {
+	va_list ap;
+
 	checks++;
 	if (!cond)
 		failures++;
-	printf("# %s %s\n", cond ? "PASS" : "FAIL", what);
+	printf("# %s ", cond ? "PASS" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static const char *errname(int ret)
+{
+	static const struct { int err; const char *name; } names[] = {
+		{ 0, "0" }, { EINVAL, "EINVAL" }, { ENOTTY, "ENOTTY" },
+		{ ERANGE, "ERANGE" }, { EBADF, "EBADF" }, { EFAULT, "EFAULT" },
+		{ ENODEV, "ENODEV" }, { EIO, "EIO" }, { ENOMEM, "ENOMEM" },
+		{ EAGAIN, "EAGAIN" }, { ETIMEDOUT, "ETIMEDOUT" },
+	};
+	static char buf[16];
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (-ret == names[i].err)
+			return names[i].name;
+	snprintf(buf, sizeof(buf), "%d", ret);
+	return buf;
+}
+
+/* A call's result must be want (0 or -errno). */
+#define expect_ret(ret, want, ...) do {					\
+	int _r = (ret), _w = (want);					\
+	char _what[200];						\
+	snprintf(_what, sizeof(_what), __VA_ARGS__);			\
+	if (_r == _w)							\
+		expect(1, "%s: %s", _what, errname(_w));		\
+	else								\
+		expect(0, "%s: %s (got %s)", _what, errname(_w),	\
+		       errname(_r));					\
+} while (0)
+
+/* A value must be want. */
+#define expect_val(val, want, ...) do {					\
+	uint64_t _v = (val), _w = (want);				\
+	char _what[200];						\
+	snprintf(_what, sizeof(_what), __VA_ARGS__);			\
+	if (_v == _w)							\
+		expect(1, "%s: 0x%" PRIx64, _what, _w);			\
+	else								\
+		expect(0, "%s: 0x%" PRIx64 " (got 0x%" PRIx64 ")",	\
+		       _what, _w, _v);					\
+} while (0)
+
+/* Drains an eventfd; returns what was pending. */
+static uint64_t drain(int efd)
+{
+	return wait_efd(efd, 0);
+}
+
+/*
+ * Waits until engine e's status record counts n completions (up to 3 s),
+ * then reads a register: the device writes the record and raises the
+ * interrupt under one lock, so after that read the interrupt was sent.
+ */
+static int wait_done(struct dev *d, unsigned int e, uint32_t n)
+{
+	double end = now_s() + 3;
+
+	while (st_completed(d, e) < n && now_s() < end)
+		usleep(200);
+	reg(d, GVT_SIM_REG_STATUS);
+	return st_completed(d, e) >= n;
+}
+
+/* Waits until the vGPU failed (up to 3 s). */
+static int wait_failed(struct dev *d)
+{
+	double end = now_s() + 3;
+
+	while (!(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED) &&
+	       now_s() < end)
+		usleep(200);
+	return !!(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED);
+}
+
+static uint32_t fault_word(uint32_t reason, uint32_t e, uint32_t index)
+{
+	return reason | e << 8 | index << 16;
+}
+
+/* The guest's RESET register, or VFIO_DEVICE_RESET. */
+static int do_reset(struct dev *d, int vfio)
+{
+	uint32_t one = 1;
+
+	if (vfio)
+		return ioctl(d->fd, VFIO_DEVICE_RESET) ? -errno : 0;
+	return bar_wr(d, GVT_SIM_REG_RESET, &one, 4);
+}
+
+/* Every register a reset returns to its power-on value. */
+static void expect_power_on(struct dev *d, const char *what)
+{
+	char bad[256] = "";
+	size_t n = 0;
+
+#define PO(cond, name) do {						\
+		if (!(cond) && n < sizeof(bad))				\
+			n += snprintf(bad + n, sizeof(bad) - n, " %s", name); \
+	} while (0)
+	PO(!(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED), "failed");
+	PO(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_SCHEDULED, "scheduled");
+	PO(reg(d, GVT_SIM_REG_FAULT) == 0, "FAULT");
+	PO(reg(d, GVT_SIM_REG_IRQ_STATUS) == 0, "IRQ_STATUS");
+	PO(reg(d, GVT_SIM_REG_IRQ_ENABLE) == 0, "IRQ_ENABLE");
+	PO(reg64(d, GVT_SIM_REG_STATUS_PAGE) == 0, "STATUS_PAGE");
+	PO(reg(d, GVT_SIM_REG_SUBMITTED) == 0, "SUBMITTED");
+	PO(reg(d, GVT_SIM_REG_COMPLETED) == 0, "COMPLETED");
+	PO(reg64(d, GVT_SIM_REG_BUSY_NS) == 0, "BUSY_NS");
+	for (unsigned int e = 0; e < d->engines; e++) {
+		PO(rreg(d, e, GVT_SIM_RING_CTL) == 0, "CTL");
+		PO(rreg(d, e, GVT_SIM_RING_HEAD) == 0, "HEAD");
+		PO(rreg(d, e, GVT_SIM_RING_TAIL) == 0, "TAIL");
+	}
+#undef PO
+	expect(!bad[0], "%s: power-on state (rings off, status page 0, IRQ registers 0, fault 0, counters 0)%s%s",
+	       what, bad[0] ? "; wrong:" : "", bad);
+}
+
+static void cfg_checks(struct dev *d)
+{
+	static const uint8_t zero[24];
+	uint8_t cfg[256], cfg2[256], b[8];
+	uint32_t v, bar;
+	uint16_t w;
+	uint64_t q;
+	int ret, caps = 0, msi = 0;
+
+	ret = cfg_rd(d, 0, cfg, 256);
+	expect_ret(ret, 0, "config space read whole (one 256-byte pread)");
+	expect_val(cfg[0] | cfg[1] << 8, GVT_SIM_PCI_VENDOR, "config vendor id");
+	expect_val(cfg[2] | cfg[3] << 8, GVT_SIM_PCI_DEVICE, "config device id");
+	expect_val(cfg[8], 2, "config revision (protocol 2)");
+	expect_val(cfg[9] | cfg[10] << 8 | cfg[11] << 16, 0x038000,
+		   "config class code");
+	expect_val(cfg[0x0e], 0, "config header type 0");
+	expect_val(cfg[0x2c] | cfg[0x2d] << 8, GVT_SIM_PCI_VENDOR,
+		   "config subsystem vendor");
+	expect(cfg[0x2e] >= 1 && cfg[0x2e] <= 4 && cfg[0x2f] == 0,
+	       "config subsystem id is the type + 1: 0x%02x%02x",
+	       cfg[0x2f], cfg[0x2e]);
+	expect_val(cfg[PCI_INTERRUPT_PIN], 1, "config interrupt pin INTA");
+	expect_val(cfg[PCI_STATUS] & PCI_STATUS_CAP_LIST, PCI_STATUS_CAP_LIST,
+		   "config status: capability list");
+	expect_val(cfg[PCI_CAPABILITY_LIST], 0x40, "config capability pointer");
+	for (unsigned int p = cfg[PCI_CAPABILITY_LIST] & ~3u; p && caps < 48;
+	     p = cfg[p + 1] & ~3u) {
+		caps++;
+		if (cfg[p] == PCI_CAP_ID_MSI)
+			msi = p;
+	}
+	expect(caps == 1 && msi == 0x40,
+	       "capability list: one capability, MSI (ID 5) at 0x40 (%d, MSI at 0x%x)",
+	       caps, msi);
+	w = cfg[0x42] | cfg[0x43] << 8;
+	expect_val(w, PCI_MSI_FLAGS_64BIT,
+		   "MSI control: 64-bit, one vector (QMASK 0), disabled");
+	bar = cfg[0x10] | cfg[0x11] << 8 | cfg[0x12] << 16 | (uint32_t)cfg[0x13] << 24;
+	expect_val(bar & 0xf, 0, "BAR0: 32-bit memory, not prefetchable");
+	expect(!memcmp(cfg + 0x14, zero, 24),
+	       "BARs 1-5 and the cardbus pointer are 0");
+
+	/* Reads of every size and alignment see the same bytes. */
+	{
+		static const struct { unsigned int off, len; } rd[] = {
+			{ 0, 1 }, { 1, 1 }, { 0x3d, 1 }, { 0, 2 }, { 1, 2 },
+			{ 0x42, 2 }, { 1, 3 }, { 0x2d, 3 }, { 0, 4 }, { 2, 4 },
+			{ 0x41, 4 }, { 8, 8 }, { 0x3b, 7 }, { 0x40, 16 },
+			{ 0xff, 1 }, { 0xfe, 2 }, { 0xfc, 4 }, { 0x80, 128 },
+		};
+		int ok = 1;
+
+		for (size_t i = 0; i < ARRAY_SIZE(rd); i++) {
+			ret = cfg_rd(d, rd[i].off, cfg2, rd[i].len);
+			if (ret || memcmp(cfg2, cfg + rd[i].off, rd[i].len)) {
+				ok = 0;
+				printf("# config read of %u at 0x%x: %s\n",
+				       rd[i].len, rd[i].off, errname(ret));
+			}
+		}
+		expect(ok, "config reads of 1, 2, 3, 4, 7, 8, 16 and 128 bytes at any alignment match the whole read");
+	}
+	expect_ret(cfg_rd(d, 0x100, &v, 4), -EINVAL, "config read at 0x100");
+	expect_ret(cfg_rd(d, 0xfe, &v, 4), -EINVAL, "config read across the end");
+	expect_ret(cfg_rd(d, 0, cfg2, 257), -EINVAL, "config read of 257 bytes");
+
+	/* Writes of every size: writable bits change, the others do not. */
+	v = 0xffffffff;
+	ret = cfg_wr(d, PCI_BASE_ADDRESS_0, &v, 4);
+	ret = ret ?: cfg_rd(d, PCI_BASE_ADDRESS_0, &v, 4);
+	expect(!ret && v == 0xfffff000,
+	       "BAR0 sizing (4-byte write of ~0) reads back 0xfffff000: 0x%08x", v);
+	v = 0xfebf1000;
+	ret = cfg_wr(d, PCI_BASE_ADDRESS_0, &v, 4);
+	ret = ret ?: cfg_rd(d, PCI_BASE_ADDRESS_0, &v, 4);
+	expect(!ret && v == 0xfebf1000,
+	       "BAR0 programmed 0xfebf1000 (4-byte write): 0x%08x", v);
+	b[0] = 0xff;
+	ret = cfg_wr(d, PCI_BASE_ADDRESS_0 + 3, b, 1);
+	ret = ret ?: cfg_rd(d, PCI_BASE_ADDRESS_0, &v, 4);
+	expect(!ret && v == 0xffbf1000,
+	       "BAR0 1-byte write of its top byte: 0x%08x", v);
+	w = 0xffff;
+	ret = cfg_wr(d, PCI_COMMAND, &w, 2);
+	ret = ret ?: cfg_rd(d, PCI_COMMAND, &w, 2);
+	expect(!ret &&
+	       w == (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE),
+	       "command (2-byte write of 0xffff): only memory, master, INTx disable stick: 0x%04x",
+	       w);
+	b[0] = 0;
+	ret = cfg_wr(d, PCI_COMMAND + 1, b, 1);
+	ret = ret ?: cfg_rd(d, PCI_COMMAND, &w, 2);
+	expect(!ret && w == (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER),
+	       "command 1-byte write of its high byte clears INTx disable: 0x%04x", w);
+	b[0] = 0x0b;
+	ret = cfg_wr(d, PCI_INTERRUPT_LINE, b, 1);
+	ret = ret ?: cfg_rd(d, PCI_INTERRUPT_LINE, b, 1);
+	expect(!ret && b[0] == 0x0b, "interrupt line 1-byte write: 0x%02x", b[0]);
+	memcpy(b, "\x05\x07\x08", 3);
+	ret = cfg_wr(d, PCI_INTERRUPT_LINE, b, 3);
+	ret = ret ?: cfg_rd(d, PCI_INTERRUPT_LINE, b, 3);
+	expect(!ret && b[0] == 5 && b[1] == 1 && b[2] == 0,
+	       "3-byte write over line, pin, min_gnt: only the line changes (%02x %02x %02x)",
+	       b[0], b[1], b[2]);
+	w = 0x1234;
+	ret = cfg_wr(d, PCI_VENDOR_ID, &w, 2);
+	ret = ret ?: cfg_rd(d, PCI_VENDOR_ID, &w, 2);
+	expect(!ret && w == GVT_SIM_PCI_VENDOR,
+	       "write to the read-only vendor id succeeds and changes nothing: 0x%04x", w);
+	w = 0xffff;
+	ret = cfg_wr(d, 0x42, &w, 2);
+	ret = ret ?: cfg_rd(d, 0x42, &w, 2);
+	expect(!ret && w == (PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_ENABLE),
+	       "MSI control 2-byte write of 0xffff: only enable sticks: 0x%04x", w);
+	q = 0x00000001fee01003ull;
+	ret = cfg_wr(d, 0x44, &q, 8);
+	ret = ret ?: cfg_rd(d, 0x44, &q, 8);
+	expect(!ret && q == 0x00000001fee01000ull,
+	       "MSI address 8-byte write (bits 1:0 read 0): 0x%" PRIx64, q);
+	w = 0x4021;
+	ret = cfg_wr(d, 0x4c, &w, 2);
+	ret = ret ?: cfg_rd(d, 0x4c, &w, 2);
+	expect(!ret && w == 0x4021, "MSI data 2-byte write: 0x%04x", w);
+	v = 0xfee00000;
+	ret = cfg_wr(d, 0x44, &v, 4);
+	ret = ret ?: cfg_rd(d, 0x44, &q, 8);
+	expect(!ret && q == 0x00000001fee00000ull,
+	       "MSI address low 4-byte write keeps the high half: 0x%" PRIx64, q);
+	v = 0xdeadbeef;
+	expect_ret(cfg_wr(d, 0x100, &v, 4), -EINVAL, "config write at 0x100");
+	expect_ret(cfg_wr(d, 0xfe, &v, 4), -EINVAL, "config write across the end");
+	/* Back to what it was, in one 256-byte write. */
+	ret = cfg_wr(d, 0, cfg, 256);
+	ret = ret ?: cfg_rd(d, 0, cfg2, 256);
+	expect(!ret && !memcmp(cfg, cfg2, 256),
+	       "config space written whole (256 bytes) restores it: %s", errname(ret));
+}
+
+/* A register must read want in every size and alignment it takes. */
+static void expect_sizes(struct dev *d, uint64_t off, unsigned int width,
+			 uint64_t want, const char *name)
+{
+	int ok = 1;
+
+	for (unsigned int len = 1; len <= width; len *= 2) {
+		for (unsigned int at = 0; at < width; at += len) {
+			uint64_t v = 0, w;
+			int ret = bar_rd(d, off + at, &v, len);
+
+			w = want >> (at * 8);
+			if (len < 8)
+				w &= (1ull << (len * 8)) - 1;
+			if (ret || v != w) {
+				ok = 0;
+				printf("# %s: %u-byte read at +%u: %s 0x%" PRIx64 "\n",
+				       name, len, at, errname(ret), v);
+			}
+		}
+	}
+	expect(ok, "%s (%u bytes) reads 0x%" PRIx64 " in %s", name, width, want,
+	       width == 8 ? "1-, 2-, 4- and 8-byte reads" : "1-, 2- and 4-byte reads");
+}
+
+static void bar_checks(struct dev *d)
+{
+	static const struct { uint64_t off; unsigned int len; } bad_rd[] = {
+		{ 0x002, 4 }, { 0x001, 2 }, { 0x003, 2 }, { 0x004, 8 },
+		{ 0x044, 8 }, { 0x034, 8 }, { 0x104, 8 }, { 0x000, 3 },
+		{ 0x000, 8 }, { 0x018, 8 }, { 0x030, 16 }, { 0x1000, 4 },
+		{ 0xffc, 8 }, { 0x04c, 4 }, { 0x050, 4 }, { 0x05c, 4 },
+		{ 0x064, 4 }, { 0x070, 4 }, { 0x0fc, 4 }, { 0x118, 4 },
+		{ 0x11c, 4 }, { 0x140, 4 }, { 0xf00, 4 }, { 0xffc, 4 },
+	};
+	static const struct { uint64_t off; unsigned int len; } ro[] = {
+		{ GVT_SIM_REG_ID, 4 }, { GVT_SIM_REG_VERSION, 4 },
+		{ GVT_SIM_REG_ENGINES, 4 }, { GVT_SIM_REG_VGPU_ID, 4 },
+		{ GVT_SIM_REG_STATUS, 4 }, { GVT_SIM_REG_RING_MAX, 4 },
+		{ GVT_SIM_REG_SUBMITTED, 4 }, { GVT_SIM_REG_COMPLETED, 4 },
+		{ GVT_SIM_REG_FAULT, 4 }, { GVT_SIM_REG_MAX_DURATION, 4 },
+		{ GVT_SIM_REG_GM_LOW, 4 }, { GVT_SIM_REG_GM_HIGH, 4 },
+		{ GVT_SIM_REG_BUSY_NS, 8 }, { GVT_SIM_REG_BUSY_NS + 4, 4 },
+		{ GVT_SIM_REG_ID + 1, 1 },
+		{ GVT_SIM_REG_RING(0) + GVT_SIM_RING_HEAD, 4 },
+		{ GVT_SIM_REG_RING(1) + GVT_SIM_RING_HEAD + 2, 2 },
+	};
+	uint64_t q, sp = 0x123456789000ull;
+	uint32_t v, hi;
+	uint8_t zero[8] = { 0 };
+	int ok, ret;
+
+	expect_sizes(d, GVT_SIM_REG_ID, 4, DEVICE_MAGIC, "ID");
+	expect_sizes(d, GVT_SIM_REG_VERSION, 4, 2, "VERSION");
+	expect_val(reg(d, GVT_SIM_REG_ENGINES), 2, "ENGINES");
+	expect_val(reg(d, GVT_SIM_REG_RING_MAX), 64, "RING_MAX");
+	expect_val(reg(d, GVT_SIM_REG_MAX_DURATION), 100000, "MAX_DURATION (us)");
+	expect_val(reg(d, GVT_SIM_REG_STATUS), GVT_SIM_STATUS_SCHEDULED,
+		   "STATUS after reset: scheduled, idle, not failed");
+	expect_val(reg(d, GVT_SIM_REG_RESET), 0, "RESET reads 0");
+	expect_sizes(d, GVT_SIM_REG_BUSY_NS, 8, 0, "BUSY_NS");
+
+	/* An 8-byte read-write register in every size. */
+	setreg64(d, GVT_SIM_REG_STATUS_PAGE, sp | 0xabc);
+	expect_sizes(d, GVT_SIM_REG_STATUS_PAGE, 8, sp,
+		     "STATUS_PAGE after an 8-byte write (page offset reads 0)");
+	v = 0xcafe;
+	ret = bar_wr(d, GVT_SIM_REG_STATUS_PAGE + 4, &v, 4);
+	expect(!ret && reg64(d, GVT_SIM_REG_STATUS_PAGE) == 0x0000cafe56789000ull,
+	       "STATUS_PAGE 4-byte write of the high half changes only it: 0x%" PRIx64,
+	       reg64(d, GVT_SIM_REG_STATUS_PAGE));
+	v = 0xa5;
+	ret = bar_wr(d, GVT_SIM_REG_STATUS_PAGE + 2, &v, 1);
+	expect(!ret && reg64(d, GVT_SIM_REG_STATUS_PAGE) == 0x0000cafe56a59000ull,
+	       "STATUS_PAGE 1-byte write changes only that byte: 0x%" PRIx64,
+	       reg64(d, GVT_SIM_REG_STATUS_PAGE));
+	v = 0xffff;
+	ret = bar_wr(d, GVT_SIM_REG_STATUS_PAGE, &v, 2);
+	expect(!ret && reg64(d, GVT_SIM_REG_STATUS_PAGE) == 0x0000cafe56a5f000ull,
+	       "STATUS_PAGE 2-byte write (bits 11:0 stay 0): 0x%" PRIx64,
+	       reg64(d, GVT_SIM_REG_STATUS_PAGE));
+	setreg64(d, GVT_SIM_REG_STATUS_PAGE, sp);
+	/* A 4-byte read-write register in every size. */
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE, 0x103);
+	expect_sizes(d, GVT_SIM_REG_IRQ_ENABLE, 4, 0x103, "IRQ_ENABLE after a 4-byte write");
+	v = 0;
+	ret = bar_wr(d, GVT_SIM_REG_IRQ_ENABLE + 1, &v, 1);
+	expect(!ret && reg(d, GVT_SIM_REG_IRQ_ENABLE) == 0x3,
+	       "IRQ_ENABLE 1-byte write of byte 1 clears the fault bit only: 0x%x",
+	       reg(d, GVT_SIM_REG_IRQ_ENABLE));
+	v = 0xffff;
+	ret = bar_wr(d, GVT_SIM_REG_IRQ_ENABLE, &v, 2);
+	expect(!ret && reg(d, GVT_SIM_REG_IRQ_ENABLE) == 0x103,
+	       "IRQ_ENABLE keeps only defined bits (engines, fault): 0x%x",
+	       reg(d, GVT_SIM_REG_IRQ_ENABLE));
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE, 0);
+	/* Ring registers: base (8), size (4) in every size while disabled. */
+	q = GUEST_IOVA + 0x7000;
+	ret = bar_wr(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_BASE, &q, 8);
+	expect(!ret, "ring 1 BASE 8-byte write: %s", errname(ret));
+	expect_sizes(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_BASE, 8, q, "ring 1 BASE");
+	v = 0x8;
+	ret = bar_wr(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_SIZE, &v, 1);
+	expect_sizes(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_SIZE, 4, 8,
+		     "ring 1 SIZE after a 1-byte write");
+	/* GTT_DATA (8) and GTT_INDEX (4). */
+	hi = reg(d, GVT_SIM_REG_GM_HIGH) * 256;
+	v = hi;
+	expect_ret(bar_wr(d, GVT_SIM_REG_GTT_INDEX, &v, 4), -ERANGE,
+		   "GTT index past the vGPU's high GM");
+	expect_val(reg(d, GVT_SIM_REG_GTT_INDEX), 0, "GTT index unchanged");
+	v = hi - 1;
+	q = 0x8000123456789000ull;
+	ret = bar_wr(d, GVT_SIM_REG_GTT_INDEX, &v, 4) ||
+	      bar_wr(d, GVT_SIM_REG_GTT_DATA, &q, 8);
+	expect(!ret, "GTT index %u and 8-byte data write", hi - 1);
+	expect_sizes(d, GVT_SIM_REG_GTT_DATA, 8, q, "GTT_DATA");
+	v = 0xabcd;
+	ret = bar_wr(d, GVT_SIM_REG_GTT_DATA + 4, &v, 2);
+	expect(!ret && reg64(d, GVT_SIM_REG_GTT_DATA) == 0x8000abcd56789000ull,
+	       "GTT_DATA 2-byte write merges into the entry: 0x%" PRIx64,
+	       reg64(d, GVT_SIM_REG_GTT_DATA));
+
+	/* Bad accesses: EINVAL, and neither reads nor writes change anything. */
+	ok = 1;
+	for (size_t i = 0; i < ARRAY_SIZE(bad_rd); i++) {
+		uint8_t buf[16];
+
+		ret = bar_rd(d, bad_rd[i].off, buf, bad_rd[i].len);
+		if (ret != -EINVAL) {
+			ok = 0;
+			printf("# read of %u at 0x%" PRIx64 ": %s\n",
+			       bad_rd[i].len, bad_rd[i].off, errname(ret));
+		}
+	}
+	expect(ok, "misaligned, 3/16-byte, straddling, past-the-end and unknown-offset reads: EINVAL");
+	ok = 1;
+	for (size_t i = 0; i < ARRAY_SIZE(bad_rd); i++) {
+		uint8_t buf[16];
+
+		memset(buf, 0xff, sizeof(buf));
+		ret = bar_wr(d, bad_rd[i].off, buf, bad_rd[i].len);
+		if (ret != -EINVAL) {
+			ok = 0;
+			printf("# write of %u at 0x%" PRIx64 ": %s\n",
+			       bad_rd[i].len, bad_rd[i].off, errname(ret));
+		}
+	}
+	expect(ok, "the same accesses as writes: EINVAL");
+	expect(reg64(d, GVT_SIM_REG_STATUS_PAGE) == sp &&
+	       reg(d, GVT_SIM_REG_IRQ_ENABLE) == 0 &&
+	       reg(d, GVT_SIM_REG_IRQ_STATUS) == 0 &&
+	       reg(d, GVT_SIM_REG_STATUS) == GVT_SIM_STATUS_SCHEDULED &&
+	       reg64(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_BASE) == GUEST_IOVA + 0x7000 &&
+	       rreg(d, 1, GVT_SIM_RING_SIZE) == 8 &&
+	       rreg(d, 0, GVT_SIM_RING_CTL) == 0 && rreg(d, 1, GVT_SIM_RING_CTL) == 0,
+	       "rejected writes changed nothing (status page, IRQ registers, rings, status)");
+	ok = 1;
+	for (size_t i = 0; i < ARRAY_SIZE(ro); i++) {
+		uint64_t before = 0, after = 0;
+
+		bar_rd(d, ro[i].off, &before, ro[i].len);
+		ret = bar_wr(d, ro[i].off, zero, ro[i].len);
+		bar_rd(d, ro[i].off, &after, ro[i].len);
+		if (ret != -EINVAL || before != after) {
+			ok = 0;
+			printf("# write to read-only 0x%" PRIx64 ": %s, 0x%" PRIx64
+			       " -> 0x%" PRIx64 "\n", ro[i].off, errname(ret),
+			       before, after);
+		}
+	}
+	expect(ok, "writes to read-only registers (ID ... BUSY_NS, ring HEAD): EINVAL, value unchanged");
+	/* Ring registers latch only while disabled and idle. */
+	program(d, 8);
+	v = 16;
+	ret = bar_wr(d, GVT_SIM_REG_RING(0) + GVT_SIM_RING_SIZE, &v, 4);
+	q = GUEST_IOVA + 0x8000;
+	ret |= bar_wr(d, GVT_SIM_REG_RING(0) + GVT_SIM_RING_BASE, &q, 8);
+	expect(!ret && rreg(d, 0, GVT_SIM_RING_SIZE) == 8 &&
+	       reg64(d, GVT_SIM_REG_RING(0) + GVT_SIM_RING_BASE) == GUEST_IOVA + 0x1000,
+	       "BASE and SIZE writes to an enabled ring are ignored");
+	expect(rreg(d, 0, GVT_SIM_RING_CTL) == 1 && rreg(d, 0, GVT_SIM_RING_HEAD) == 0 &&
+	       rreg(d, 0, GVT_SIM_RING_TAIL) == 0,
+	       "an enabled ring reads CTL 1, HEAD 0, TAIL 0");
+	set_rreg(d, 0, GVT_SIM_RING_CTL, 0);
+	expect_val(rreg(d, 0, GVT_SIM_RING_CTL), 0, "an idle ring can be disabled");
+	expect_ret(do_reset(d, 0), 0, "RESET register write");
+	expect_power_on(d, "after the register checks and RESET");
+}
+
+/* GET_IRQ_INFO for one index: count and flags, or an errno. */
+static void irq_info_check(struct dev *d, uint32_t index, int want_ret,
+			   uint32_t count, uint32_t flags, const char *name)
+{
+	struct vfio_irq_info ii = { .argsz = sizeof(ii), .index = index };
+	int ret = ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) ? -errno : 0;
+
+	if (want_ret) {
+		expect_ret(ret, want_ret, "GET_IRQ_INFO(%s)", name);
+		return;
+	}
+	expect(!ret && ii.count == count && ii.flags == flags,
+	       "GET_IRQ_INFO(%s): count %u flags 0x%x (got %s, %u, 0x%x)",
+	       name, count, flags, errname(ret), ii.count, ii.flags);
+}
+
+static void info_checks(struct dev *d)
+{
+	struct vfio_device_info di = { .argsz = sizeof(di) };
+	struct vfio_irq_info ii = { .argsz = 8 };
+	int ok = 1, ret;
+	const uint32_t ev = VFIO_IRQ_INFO_EVENTFD, nr = VFIO_IRQ_INFO_NORESIZE;
+
+	ret = ioctl(d->fd, VFIO_DEVICE_GET_INFO, &di) ? -errno : 0;
+	expect(!ret && di.flags == (VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET) &&
+	       di.num_regions == VFIO_PCI_NUM_REGIONS && di.num_irqs == VFIO_PCI_NUM_IRQS,
+	       "GET_INFO: PCI|RESET, %u regions, %u IRQ indexes (got 0x%x, %u, %u)",
+	       VFIO_PCI_NUM_REGIONS, VFIO_PCI_NUM_IRQS, di.flags, di.num_regions,
+	       di.num_irqs);
+	for (uint32_t i = 0; i < VFIO_PCI_NUM_REGIONS; i++) {
+		struct vfio_region_info ri = { .argsz = sizeof(ri), .index = i };
+		uint64_t size = i == VFIO_PCI_BAR0_REGION_INDEX ? GVT_SIM_BAR0_SIZE :
+				i == VFIO_PCI_CONFIG_REGION_INDEX ? 256 : 0;
+		uint32_t flags = size ? VFIO_REGION_INFO_FLAG_READ |
+					VFIO_REGION_INFO_FLAG_WRITE : 0;
+
+		if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri) ||
+		    ri.size != size || ri.flags != flags) {
+			ok = 0;
+			printf("# region %u: size 0x%llx flags 0x%x\n", i,
+			       (unsigned long long)ri.size, ri.flags);
+		}
+	}
+	expect(ok, "GET_REGION_INFO: BAR0 4 KB and config 256 bytes read/write, no other region");
+	irq_info_check(d, VFIO_PCI_INTX_IRQ_INDEX, 0, 1,
+		       ev | VFIO_IRQ_INFO_MASKABLE | VFIO_IRQ_INFO_AUTOMASKED, "INTx");
+	irq_info_check(d, VFIO_PCI_MSI_IRQ_INDEX, 0, 1, ev | nr, "MSI");
+	irq_info_check(d, VFIO_PCI_MSIX_IRQ_INDEX, 0, 0, ev | nr, "MSI-X");
+	/* vfio_pci_get_irq_count() gives ERR 1 whether or not PCIe. */
+	irq_info_check(d, VFIO_PCI_ERR_IRQ_INDEX, 0, 1, ev | nr, "ERR");
+	irq_info_check(d, VFIO_PCI_REQ_IRQ_INDEX, 0, 1, ev | nr, "REQ");
+	irq_info_check(d, VFIO_PCI_NUM_IRQS, -EINVAL, 0, 0, "index 5");
+	irq_info_check(d, 0xffffffff, -EINVAL, 0, 0, "index ~0");
+	ii.index = VFIO_PCI_MSI_IRQ_INDEX;
+	ret = ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) ? -errno : 0;
+	expect_ret(ret, -EINVAL, "GET_IRQ_INFO with argsz 8");
+}
+
+/*
+ * The VFIO_DEVICE_SET_IRQS matrix, as vfio_pci_set_irqs_ioctl() and
+ * vfio_set_irqs_validate_and_prepare() answer. Starts and ends with no
+ * interrupt type enabled.
+ */
+static void set_irqs_checks(struct dev *d)
+{
+	const uint32_t T = VFIO_IRQ_SET_ACTION_TRIGGER, M = VFIO_IRQ_SET_ACTION_MASK,
+		       U = VFIO_IRQ_SET_ACTION_UNMASK;
+	const uint32_t INTX = VFIO_PCI_INTX_IRQ_INDEX, MSI = VFIO_PCI_MSI_IRQ_INDEX,
+		       MSIX = VFIO_PCI_MSIX_IRQ_INDEX, ERR = VFIO_PCI_ERR_IRQ_INDEX,
+		       REQ = VFIO_PCI_REQ_IRQ_INDEX;
+	int e2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), efd = d->efd;
+	int pfd[2];
+	int32_t fds[2];
+
+	if (e2 < 0 || pipe(pfd))
+		die("eventfd/pipe");
+	drain(efd);
+
+	/* Validation, whatever the state. */
+	expect_ret(irq_none(d, T, VFIO_PCI_NUM_IRQS, 0, 0), -EINVAL, "SET_IRQS index 5");
+	expect_ret(irq_none(d, T, 0xffffffff, 0, 0), -EINVAL, "SET_IRQS index ~0");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE | T | (1u << 6), INTX, 0, 1, NULL, 0),
+		   -EINVAL, "SET_IRQS unknown flag bit 6");
+	expect_ret(set_irqs(d, T, INTX, 0, 1, NULL, 0), -EINVAL, "SET_IRQS no data type");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_DATA_BOOL | T,
+			    INTX, 0, 1, "\1", 1), -EINVAL, "SET_IRQS two data types");
+	expect_ret(set_irqs_argsz(d, 16, VFIO_IRQ_SET_DATA_NONE | T, INTX, 0, 1, NULL, 0),
+		   -EINVAL, "SET_IRQS argsz below the header");
+	expect_ret(set_irqs_argsz(d, IRQ_SET_HDR, VFIO_IRQ_SET_DATA_EVENTFD | T, INTX, 0, 1,
+				  &efd, 4), -EINVAL, "SET_IRQS eventfd without room for the fd");
+	expect_ret(set_irqs_argsz(d, IRQ_SET_HDR + 1, VFIO_IRQ_SET_DATA_BOOL | T, ERR, 0, 1,
+				  "\1", 1), 0, "SET_IRQS ERR bool with argsz for one bool");
+	expect_ret(irq_none(d, T, INTX, 0, 0xffffffff), -EINVAL, "SET_IRQS count ~0");
+	expect_ret(irq_none(d, T, INTX, 1, 0), -EINVAL, "INTx start 1");
+	expect_ret(irq_none(d, T, INTX, 0, 2), -EINVAL, "INTx start 0 count 2");
+	expect_ret(irq_none(d, T, MSI, 1, 0), -EINVAL, "MSI start 1 count 0");
+	expect_ret(irq_fd(d, T, MSI, 0, 2, efd), -EINVAL, "MSI count 2");
+	expect_ret(irq_none(d, T, MSIX, 0, 0), -EINVAL, "MSI-X (no vectors) count 0");
+	expect_ret(irq_fd(d, T, MSIX, 0, 1, efd), -EINVAL, "MSI-X eventfd");
+	expect_ret(irq_none(d, T, ERR, 1, 0), -EINVAL, "ERR start 1");
+	expect_ret(irq_fd(d, T, REQ, 0, 2, efd), -EINVAL, "REQ count 2");
+	/* Actions an index does not have. */
+	expect_ret(irq_none(d, M, MSI, 0, 1), -ENOTTY, "MSI mask");
+	expect_ret(irq_none(d, U, MSI, 0, 1), -ENOTTY, "MSI unmask");
+	expect_ret(irq_fd(d, U, MSI, 0, 1, efd), -ENOTTY, "MSI unmask eventfd");
+	expect_ret(irq_none(d, M, ERR, 0, 1), -ENOTTY, "ERR mask");
+	expect_ret(irq_none(d, U, REQ, 0, 1), -ENOTTY, "REQ unmask");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE, INTX, 0, 1, NULL, 0), -ENOTTY,
+		   "INTx with no action (none enabled)");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE | M | U, INTX, 0, 1, NULL, 0),
+		   -ENOTTY, "INTx mask|unmask (none enabled)");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE | T | M, MSI, 0, 1, NULL, 0),
+		   -ENOTTY, "MSI trigger|mask");
+
+	/* No type enabled. */
+	expect_ret(irq_none(d, M, INTX, 0, 1), -EINVAL, "INTx mask, INTx off");
+	expect_ret(irq_none(d, U, INTX, 0, 1), -EINVAL, "INTx unmask, INTx off");
+	expect_ret(irq_none(d, T, INTX, 0, 0), -EINVAL, "INTx none count 0, INTx off");
+	expect_ret(irq_none(d, T, INTX, 0, 1), -EINVAL, "INTx loopback (none), INTx off");
+	expect_ret(irq_bool(d, T, INTX, 0, 1, 1), -EINVAL, "INTx loopback (bool), INTx off");
+	expect_ret(irq_none(d, T, MSI, 0, 0), -EINVAL, "MSI none count 0, MSI off");
+	expect_ret(irq_none(d, T, MSI, 0, 1), -EINVAL, "MSI loopback (none), MSI off");
+	expect_ret(irq_bool(d, T, MSI, 0, 1, 1), -EINVAL, "MSI loopback (bool), MSI off");
+	expect_ret(irq_fd(d, T, MSI, 0, 0, efd), -ERANGE,
+		   "MSI enable with no vector (pci_alloc_irq_vectors(1, 0))");
+	expect_ret(irq_fd(d, T, INTX, 0, 1, pfd[0]), -EINVAL, "INTx trigger: a pipe, not an eventfd");
+	expect_ret(irq_fd(d, T, INTX, 0, 1, 1000), -EBADF, "INTx trigger: a closed fd");
+	expect_ret(irq_fd(d, T, MSI, 0, 1, pfd[0]), -EINVAL, "MSI trigger: a pipe");
+	expect_ret(irq_fd(d, T, MSI, 0, 1, 1000), -EBADF, "MSI trigger: a closed fd");
+	expect_ret(irq_none(d, M, INTX, 0, 1), -EINVAL, "INTx still off after the failed enables");
+
+	/* INTx enabled. */
+	expect_ret(set_trigger(d, INTX, efd), 0, "INTx enable");
+	expect_ret(irq_fd(d, T, INTX, 0, 1, e2), 0, "INTx trigger replaced by another eventfd");
+	expect_ret(irq_none(d, T, INTX, 0, 1), 0, "INTx loopback (none)");
+	expect(drain(e2) == 1 && drain(efd) == 0, "INTx loopback signals the new eventfd only");
+	expect_ret(irq_fd(d, T, INTX, 0, 1, pfd[0]), -EINVAL, "INTx trigger replaced by a pipe");
+	expect_ret(irq_bool(d, T, INTX, 0, 1, 1), 0, "INTx loopback (bool 1)");
+	expect(drain(e2) == 1, "INTx: a failed replace keeps the eventfd");
+	expect_ret(irq_bool(d, T, INTX, 0, 1, 0), 0, "INTx loopback (bool 0)");
+	expect(drain(e2) == 0, "INTx: bool 0 signals nothing");
+	expect_ret(irq_fd(d, T, INTX, 0, 1, -1), 0, "INTx trigger fd -1 (INTx stays on)");
+	expect_ret(irq_none(d, T, INTX, 0, 1), 0, "INTx loopback without an eventfd");
+	expect(drain(e2) == 0 && drain(efd) == 0, "INTx without an eventfd signals nothing");
+	expect_ret(set_trigger(d, INTX, efd), 0, "INTx trigger set again");
+	expect_ret(irq_fd(d, T, INTX, 0, 0, efd), -EINVAL, "INTx eventfd count 0");
+	expect_ret(irq_bool(d, T, INTX, 0, 0, 1), -EINVAL, "INTx bool count 0");
+	expect_ret(irq_none(d, M, INTX, 0, 1), 0, "INTx mask (none)");
+	expect_ret(irq_bool(d, M, INTX, 0, 1, 1), 0, "INTx mask (bool 1)");
+	expect_ret(irq_bool(d, M, INTX, 0, 1, 0), 0, "INTx mask (bool 0)");
+	expect_ret(irq_none(d, M, INTX, 0, 0), -EINVAL, "INTx mask count 0");
+	expect_ret(irq_fd(d, M, INTX, 0, 1, e2), -ENOTTY, "INTx mask by eventfd");
+	expect_ret(irq_none(d, U, INTX, 0, 1), 0, "INTx unmask (none)");
+	expect_ret(irq_bool(d, U, INTX, 0, 1, 1), 0, "INTx unmask (bool 1)");
+	expect_ret(irq_bool(d, U, INTX, 0, 1, 0), 0, "INTx unmask (bool 0)");
+	expect_ret(irq_none(d, U, INTX, 1, 1), -EINVAL, "INTx unmask start 1");
+	/* vfio-pci accepts an irqfd here; the vGPU documents it has none. */
+	expect_ret(irq_fd(d, U, INTX, 0, 1, e2), -ENOTTY,
+		   "INTx unmask by eventfd (not offered, see simulated-gpu.rst)");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE, INTX, 0, 1, NULL, 0), -ENOTTY,
+		   "INTx with no action (INTx on)");
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_NONE | M | U, INTX, 0, 1, NULL, 0),
+		   -ENOTTY, "INTx mask|unmask (INTx on)");
+	expect_ret(set_trigger(d, MSI, e2), -EINVAL, "MSI enable while INTx is on");
+	expect_ret(irq_none(d, T, MSI, 0, 0), -EINVAL, "MSI disable while INTx is on");
+	expect_ret(irq_none(d, T, MSI, 0, 1), -EINVAL, "MSI loopback while INTx is on");
+	expect_ret(irq_none(d, T, INTX, 0, 1), 0, "INTx loopback after the MSI attempts");
+	expect(drain(efd) == 1 && drain(e2) == 0, "INTx still on, with its eventfd");
+	expect_ret(irq_none(d, T, INTX, 0, 0), 0, "INTx disable (none, count 0)");
+	expect_ret(irq_none(d, U, INTX, 0, 1), -EINVAL, "INTx off after disable (unmask fails)");
+	expect_ret(irq_none(d, T, INTX, 0, 0), -EINVAL, "INTx disable again");
+
+	/* INTx enabled without an eventfd (fd -1), as vfio_intx_enable(NULL). */
+	expect_ret(irq_fd(d, T, INTX, 0, 1, -1), 0, "INTx enable with fd -1");
+	expect_ret(irq_none(d, U, INTX, 0, 1), 0, "INTx is on (unmask works)");
+	expect_ret(irq_none(d, T, INTX, 0, 0), 0, "INTx disable");
+
+	/* MSI enabled. */
+	expect_ret(set_trigger(d, MSI, efd), 0, "MSI enable");
+	expect_ret(irq_none(d, T, MSI, 0, 1), 0, "MSI loopback (none)");
+	expect(drain(efd) == 1, "MSI loopback signals the eventfd");
+	expect_ret(irq_fd(d, T, MSI, 0, 1, e2), 0, "MSI trigger replaced by another eventfd");
+	expect_ret(irq_bool(d, T, MSI, 0, 1, 1), 0, "MSI loopback (bool 1)");
+	expect(drain(e2) == 1 && drain(efd) == 0, "MSI loopback signals the new eventfd only");
+	expect_ret(irq_bool(d, T, MSI, 0, 1, 0), 0, "MSI loopback (bool 0)");
+	expect(drain(e2) == 0, "MSI bool 0 signals nothing");
+	expect_ret(irq_fd(d, T, MSI, 0, 0, efd), 0, "MSI eventfd count 0 while on (no-op)");
+	expect_ret(irq_bool(d, T, MSI, 0, 0, 1), 0, "MSI bool count 0 while on (no-op)");
+	expect_ret(irq_fd(d, T, MSI, 0, 1, -1), 0, "MSI vector fd -1 (MSI stays on)");
+	expect_ret(irq_none(d, T, MSI, 0, 1), 0, "MSI loopback without an eventfd");
+	expect(drain(e2) == 0 && drain(efd) == 0, "MSI without an eventfd signals nothing");
+	expect_ret(set_trigger(d, INTX, efd), -EINVAL, "INTx enable while MSI is on");
+	expect_ret(irq_none(d, T, INTX, 0, 0), -EINVAL, "INTx disable while MSI is on");
+	expect_ret(irq_none(d, U, INTX, 0, 1), -EINVAL, "INTx unmask while MSI is on");
+	expect_ret(irq_none(d, M, INTX, 0, 1), -EINVAL, "INTx mask while MSI is on");
+	expect_ret(set_trigger(d, MSI, efd), 0, "MSI vector set again");
+	expect_ret(irq_none(d, T, MSI, 0, 1), 0, "MSI loopback after the INTx attempts");
+	expect(drain(efd) == 1, "MSI still on, with its eventfd");
+	expect_ret(irq_none(d, T, MSI, 0, 0), 0, "MSI disable (none, count 0)");
+	expect_ret(irq_none(d, T, MSI, 0, 1), -EINVAL, "MSI off after disable (loopback fails)");
+	expect_ret(irq_none(d, T, MSI, 0, 0), -EINVAL, "MSI disable again");
+	expect_ret(irq_fd(d, T, MSI, 0, 1, -1), 0, "MSI enable with fd -1");
+	expect_ret(set_trigger(d, INTX, efd), -EINVAL, "INTx enable while MSI (no eventfd) is on");
+	expect_ret(irq_none(d, T, MSI, 0, 0), 0, "MSI disable");
+
+	/* ERR and REQ: vfio_pci_set_ctx_trigger_single(). */
+	for (int k = 0; k < 2; k++) {
+		uint32_t i = k ? REQ : ERR;
+		const char *n = k ? "REQ" : "ERR";
+
+		expect_ret(irq_none(d, T, i, 0, 1), -EINVAL, "%s loopback without an eventfd", n);
+		expect_ret(irq_none(d, T, i, 0, 0), -EINVAL, "%s none count 0 without an eventfd", n);
+		expect_ret(irq_bool(d, T, i, 0, 1, 1), 0, "%s bool 1 without an eventfd", n);
+		expect_ret(irq_bool(d, T, i, 0, 0, 1), -EINVAL, "%s bool count 0", n);
+		expect_ret(irq_fd(d, T, i, 0, 0, e2), -EINVAL, "%s eventfd count 0", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, -2), -EINVAL, "%s fd -2", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, -1), 0, "%s fd -1 (none)", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, pfd[0]), -EINVAL, "%s trigger: a pipe", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, 1000), -EBADF, "%s trigger: a closed fd", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, e2), 0, "%s trigger", n);
+		expect_ret(irq_none(d, T, i, 0, 1), 0, "%s loopback (none)", n);
+		expect_ret(irq_bool(d, T, i, 0, 1, 1), 0, "%s loopback (bool 1)", n);
+		expect_ret(irq_bool(d, T, i, 0, 1, 0), 0, "%s loopback (bool 0)", n);
+		expect(drain(e2) == 2, "%s loopbacks signalled twice", n);
+		expect_ret(irq_none(d, T, i, 0, 0), 0, "%s cleared (none, count 0)", n);
+		expect_ret(irq_none(d, T, i, 0, 1), -EINVAL, "%s loopback after clearing", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, e2), 0, "%s trigger again", n);
+		expect_ret(irq_fd(d, T, i, 0, 1, -1), 0, "%s cleared (fd -1)", n);
+		expect_ret(irq_none(d, T, i, 0, 1), -EINVAL, "%s loopback after fd -1", n);
+	}
+	/* Both types can be enabled after all that. */
+	fds[0] = efd;
+	expect_ret(set_irqs(d, VFIO_IRQ_SET_DATA_EVENTFD | T, MSI, 0, 1, fds, 4), 0,
+		   "MSI enable at the end");
+	expect_ret(irq_none(d, T, MSI, 0, 0), 0, "MSI disable at the end");
+	drain(efd);
+	close(e2);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* Completions, interrupts and the status page, with MSI. */
+static void ring_checks(struct dev *d)
+{
+	struct gvt_sim_engine_status *s1 = status_rec(d, 1), *s0 = status_rec(d, 0);
+	int efd = d->efd, ret;
+	uint32_t v;
+
+	expect_ret(set_trigger(d, VFIO_PCI_MSI_IRQ_INDEX, efd), 0, "MSI enable for the ring checks");
+	d->irq = VFIO_PCI_MSI_IRQ_INDEX;
+	program(d, 8);
+	drain(efd);
+	ret = queue(d, 1, 0xabc, 2000, 4096, GVT_SIM_DESC_IRQ) ?: doorbell(d, 1);
+	expect_ret(ret, 0, "a descriptor on engine 1 and its doorbell");
+	expect(wait_efd(efd, 3000) >= 1, "completion interrupt (MSI)");
+	expect_val(reg(d, GVT_SIM_REG_IRQ_STATUS), GVT_SIM_IRQ_ENGINE(1),
+		   "IRQ_STATUS: engine 1");
+	expect(s1->seqno == 0xabc && s1->completed == 1 && s1->gpu_ns == 2000000 &&
+	       s1->head == 1 && s1->pad == 0,
+	       "status page record of engine 1: seqno 0xabc, 1 completed, 2 ms, head 1 (got 0x%x %u %llu %u)",
+	       s1->seqno, s1->completed, (unsigned long long)s1->gpu_ns, s1->head);
+	expect(s0->seqno == 0 && s0->completed == 0 && s0->head == 0,
+	       "status page record of engine 0 untouched");
+	expect(rreg(d, 1, GVT_SIM_RING_HEAD) == 1 && rreg(d, 1, GVT_SIM_RING_TAIL) == 1,
+	       "ring 1 HEAD 1, TAIL 1");
+	expect(reg(d, GVT_SIM_REG_SUBMITTED) == 1 && reg(d, GVT_SIM_REG_COMPLETED) == 1 &&
+	       reg64(d, GVT_SIM_REG_BUSY_NS) == 2000000,
+	       "SUBMITTED 1, COMPLETED 1, BUSY_NS 2 ms");
+	v = GVT_SIM_IRQ_ENGINE(0) | GVT_SIM_IRQ_FAULT;
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, v);
+	expect_val(reg(d, GVT_SIM_REG_IRQ_STATUS), GVT_SIM_IRQ_ENGINE(1),
+		   "IRQ_STATUS: writing other bits clears nothing");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, GVT_SIM_IRQ_ENGINE(1));
+	expect_val(reg(d, GVT_SIM_REG_IRQ_STATUS), 0, "IRQ_STATUS: write 1 clears");
+
+	/* No IRQ flag: the status page moves, no interrupt. */
+	ret = queue(d, 1, 0xabd, 500, 0, 0) ?: doorbell(d, 1);
+	expect(!ret && wait_done(d, 1, 2) && s1->seqno == 0xabd,
+	       "descriptor without the IRQ flag completes (status page)");
+	expect(reg(d, GVT_SIM_REG_IRQ_STATUS) == 0 && drain(efd) == 0,
+	       "... without interrupt status or interrupt");
+	/* A disabled cause: status set, no MSI until it is enabled. */
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE, GVT_SIM_IRQ_ENGINE(1) | GVT_SIM_IRQ_FAULT);
+	ret = queue(d, 0, 0x10, 500, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 1) &&
+	       reg(d, GVT_SIM_REG_IRQ_STATUS) == GVT_SIM_IRQ_ENGINE(0) && drain(efd) == 0,
+	       "completion on engine 0 with its interrupt disabled: status bit, no MSI");
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE, 0x3 | GVT_SIM_IRQ_FAULT);
+	expect(drain(efd) == 1, "enabling the pending cause sends the MSI");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 0x3);
+	/* Several descriptors in one doorbell, around the ring (size 8). */
+	for (uint32_t i = 0; i < 7; i++)
+		ret |= queue(d, 0, 0x100 + i, 300, 0, GVT_SIM_DESC_IRQ);
+	expect(!ret && queue(d, 0, 0, 300, 0, 0) == -EAGAIN,
+	       "7 descriptors fill a ring of 8 ((tail + 1) %% size == head)");
+	ret = doorbell(d, 0);
+	ret = ret ?: (wait_done(d, 0, 8) ? 0 : -ETIMEDOUT);
+	expect(!ret && status_rec(d, 0)->seqno == 0x106 &&
+	       status_rec(d, 0)->head == 0 && rreg(d, 0, GVT_SIM_RING_HEAD) == 0,
+	       "one doorbell for 7: all complete in order, HEAD wraps to 0 (seqno 0x%x head %u)",
+	       status_rec(d, 0)->seqno, status_rec(d, 0)->head);
+	for (uint32_t i = 0; i < 5; i++)
+		ret |= queue(d, 0, 0x200 + i, 300, 0, GVT_SIM_DESC_IRQ);
+	ret |= doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 13) && status_rec(d, 0)->seqno == 0x204 &&
+	       rreg(d, 0, GVT_SIM_RING_HEAD) == 5 && status_rec(d, 0)->completed == 13,
+	       "5 more across the wrap: HEAD 5, 13 completed on engine 0");
+	expect(wait_efd(efd, 100) >= 1, "MSIs for them");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 0x3);
+	expect(reg(d, GVT_SIM_REG_SUBMITTED) == 15 && reg(d, GVT_SIM_REG_COMPLETED) == 15,
+	       "SUBMITTED and COMPLETED count both engines: 15");
+	/* A busy ring cannot be disabled. */
+	ret = queue(d, 0, 0x300, 50000, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	set_rreg(d, 0, GVT_SIM_RING_CTL, 0);
+	expect(!ret && rreg(d, 0, GVT_SIM_RING_CTL) == 1 &&
+	       (reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_BUSY),
+	       "disabling a busy ring is ignored; STATUS busy");
+	expect(wait_done(d, 0, 14) && !(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_BUSY),
+	       "... it completes; STATUS idle");
+	set_rreg(d, 0, GVT_SIM_RING_CTL, 0);
+	set_rreg(d, 0, GVT_SIM_RING_CTL, GVT_SIM_RING_CTL_ENABLE);
+	expect(rreg(d, 0, GVT_SIM_RING_HEAD) == 0 && rreg(d, 0, GVT_SIM_RING_TAIL) == 0,
+	       "re-enabling an idle ring resets HEAD and TAIL to 0");
+	d->rings[0].tail = 0;
+	memset(status_rec(d, 0), 0, GVT_SIM_STATUS_STRIDE);
+	/* No status page: completions still count. */
+	setreg64(d, GVT_SIM_REG_STATUS_PAGE, 0);
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
+	drain(efd);
+	ret = queue(d, 0, 0x400, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_efd(efd, 3000) >= 1 && rreg(d, 0, GVT_SIM_RING_HEAD) == 1 &&
+	       status_rec(d, 0)->completed == 0,
+	       "status page address 0: completion interrupt, HEAD moves, nothing written");
+	expect_ret(do_reset(d, 1), 0, "VFIO_DEVICE_RESET");
+	expect_power_on(d, "after VFIO_DEVICE_RESET");
+	drain(efd);
+}
+
+/* Puts the vGPU in the failed state one way; checks how, and recovery. */
+static void fault_case(struct dev *d, const char *name, uint32_t word, int vfio_reset,
+		       int (*cause)(struct dev *d))
+{
+	int ret;
+
+	d->irq = VFIO_PCI_MSI_IRQ_INDEX;
+	program(d, 8);
+	drain(d->efd);
+	ret = cause(d);
+	expect(!ret && wait_failed(d), "%s: the vGPU fails (%s)", name, errname(ret));
+	expect_val(reg(d, GVT_SIM_REG_FAULT), word, "%s: FAULT (reason %u, engine %u, index %u)",
+		   name, GVT_SIM_FAULT_REASON(word), GVT_SIM_FAULT_ENGINE(word),
+		   GVT_SIM_FAULT_INDEX(word));
+	expect(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED &&
+	       reg(d, GVT_SIM_REG_IRQ_STATUS) & GVT_SIM_IRQ_FAULT &&
+	       wait_efd(d->efd, 1000) >= 1,
+	       "%s: STATUS failed, IRQ_STATUS fault, fault interrupt (MSI)", name);
+	expect_ret(do_reset(d, vfio_reset), 0, "%s: %s", name,
+		   vfio_reset ? "VFIO_DEVICE_RESET" : "RESET register");
+	expect_power_on(d, name);
+	/* And it works again. */
+	program(d, 8);
+	drain(d->efd);
+	ret = queue(d, 0, 77, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_efd(d->efd, 3000) >= 1 && wait_done(d, 0, 1) &&
+	       status_rec(d, 0)->seqno == 77,
+	       "%s: a workload completes after the reset", name);
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
+}
+
+static int enable_with(struct dev *d, uint64_t base, uint32_t size)
+{
+	uint32_t one = GVT_SIM_RING_CTL_ENABLE;
+
+	set_rreg(d, 1, GVT_SIM_RING_CTL, 0);
+	setreg64(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_BASE, base);
+	set_rreg(d, 1, GVT_SIM_RING_SIZE, size);
+	return bar_wr(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_CTL, &one, 4);
+}
+
+static int f_misaligned(struct dev *d)
+{
+	return enable_with(d, GUEST_IOVA + SCRATCH_PAGE * GVT_SIM_PAGE_SIZE + 0x800, 8);
+}
+
+static int f_size3(struct dev *d)
+{
+	return enable_with(d, GUEST_IOVA + SCRATCH_PAGE * GVT_SIM_PAGE_SIZE, 3);
+}
+
+static int f_size0(struct dev *d)
+{
+	return enable_with(d, GUEST_IOVA + SCRATCH_PAGE * GVT_SIM_PAGE_SIZE, 0);
+}
+
+static int f_size1(struct dev *d)
+{
+	return enable_with(d, GUEST_IOVA + SCRATCH_PAGE * GVT_SIM_PAGE_SIZE, 1);
+}
+
+static int f_size128(struct dev *d)
+{
+	return enable_with(d, GUEST_IOVA + SCRATCH_PAGE * GVT_SIM_PAGE_SIZE, 128);
+}
+
+static int f_disabled(struct dev *d)
+{
+	uint32_t t = 1;
+
+	set_rreg(d, 1, GVT_SIM_RING_CTL, 0);
+	return bar_wr(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_TAIL, &t, 4);
+}
+
+static int f_tail(struct dev *d)
+{
+	uint32_t t = 8;
+	int ret = queue(d, 0, 1, 300, 0, 0) ?: doorbell(d, 0);
+
+	/* After one good descriptor: the fetch pointer is 1. */
+	return ret ?: bar_wr(d, GVT_SIM_REG_RING(0) + GVT_SIM_RING_TAIL, &t, 4);
+}
+
+static int f_unmapped_ring(struct dev *d)
+{
+	uint32_t t = 1;
+	int ret = enable_with(d, UNMAPPED_IOVA, 8);
+
+	return ret ?: bar_wr(d, GVT_SIM_REG_RING(1) + GVT_SIM_RING_TAIL, &t, 4);
+}
+
+/* A ring in its own mapping: one good descriptor, unmap, then the next. */
+static int f_unmapped_later(struct dev *d)
+{
+	void *p = mmap(NULL, GVT_SIM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	ret = dma_map(d, p, EXTRA_IOVA, GVT_SIM_PAGE_SIZE);
+	if (ret)
+		goto out;
+	set_rreg(d, 1, GVT_SIM_RING_CTL, 0);
+	ring_init(d, 1, EXTRA_IOVA, p, 8);
+	ret = queue(d, 1, 1, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 1);
+	if (ret || !wait_done(d, 1, 1) || wait_efd(d->efd, 1000) < 1) {
+		ret = ret ?: -EIO;
+		goto out;
+	}
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
+	ret = dma_unmap(d, EXTRA_IOVA, GVT_SIM_PAGE_SIZE) ?:
+	      queue(d, 1, 2, 300, 0, 0) ?: doorbell(d, 1);
+out:
+	munmap(p, GVT_SIM_PAGE_SIZE);
+	return ret;
+}
+
+static struct gvt_sim_desc bad_desc;
+
+/* Descriptor 0 good, descriptor 1 bad_desc, one doorbell. */
+static int f_bad_desc(struct dev *d)
+{
+	return queue(d, 1, 1, 300, 0, 0) ?: queue_raw(d, 1, &bad_desc) ?:
+	       doorbell(d, 1);
+}
+
+static int f_status_page(struct dev *d)
+{
+	setreg64(d, GVT_SIM_REG_STATUS_PAGE, UNMAPPED_IOVA);
+	return queue(d, 0, 1, 300, 0, 0) ?: queue(d, 0, 2, 300, 0, 0) ?:
+	       doorbell(d, 0);
+}
+
+/* While failed: doorbells and ring enables are ignored, registers work. */
+static int f_then_ignored(struct dev *d)
+{
+	uint32_t sub;
+	int ret = f_disabled(d);
+
+	if (ret || !wait_failed(d))
+		return ret ?: -EIO;
+	sub = reg(d, GVT_SIM_REG_SUBMITTED);
+	ret = queue(d, 0, 1, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	set_rreg(d, 1, GVT_SIM_RING_SIZE, 8);
+	set_rreg(d, 1, GVT_SIM_RING_CTL, 1);
+	usleep(20000);
+	expect(!ret && reg(d, GVT_SIM_REG_SUBMITTED) == sub &&
+	       rreg(d, 0, GVT_SIM_RING_TAIL) == 0 && rreg(d, 1, GVT_SIM_RING_CTL) == 0 &&
+	       reg(d, GVT_SIM_REG_FAULT) == fault_word(GVT_SIM_FAULT_RING_DISABLED, 1, 0),
+	       "failed vGPU: doorbells and ring enables ignored, the first fault sticks");
+	return 0;
+}
+
+static void fault_checks(struct dev *d)
+{
+	const uint32_t max = d->max_duration;
+	struct { const char *name; struct gvt_sim_desc desc; uint32_t reason; } bad[] = {
+		{ "opcode 0", { .opcode = 0, .seqno = 2, .duration_us = 300 },
+		  GVT_SIM_FAULT_OPCODE },
+		{ "opcode 7", { .opcode = 7, .seqno = 2, .duration_us = 300 },
+		  GVT_SIM_FAULT_OPCODE },
+		{ "unknown flag bit 1", { .opcode = 1, .flags = 2, .duration_us = 300 },
+		  GVT_SIM_FAULT_RESERVED },
+		{ "flag bit 31", { .opcode = 1, .flags = 1u << 31, .duration_us = 300 },
+		  GVT_SIM_FAULT_RESERVED },
+		{ "reserved0 set", { .opcode = 1, .duration_us = 300, .reserved0 = 1 },
+		  GVT_SIM_FAULT_RESERVED },
+		{ "reserved1 bit 63", { .opcode = 1, .duration_us = 300,
+					.reserved1 = 1ull << 63 }, GVT_SIM_FAULT_RESERVED },
+		{ "duration 0", { .opcode = 1, .duration_us = 0 }, GVT_SIM_FAULT_DURATION },
+		{ "duration MAX + 1", { .opcode = 1, .duration_us = max + 1 },
+		  GVT_SIM_FAULT_DURATION },
+		{ "duration ~0", { .opcode = 1, .duration_us = ~0u }, GVT_SIM_FAULT_DURATION },
+	};
+	char name[64];
+
+	fault_case(d, "ring base not 4K aligned", fault_word(GVT_SIM_FAULT_RING_CONFIG, 1, 0),
+		   0, f_misaligned);
+	fault_case(d, "ring size 3", fault_word(GVT_SIM_FAULT_RING_CONFIG, 1, 0), 0, f_size3);
+	fault_case(d, "ring size 0", fault_word(GVT_SIM_FAULT_RING_CONFIG, 1, 0), 0, f_size0);
+	fault_case(d, "ring size 1", fault_word(GVT_SIM_FAULT_RING_CONFIG, 1, 0), 0, f_size1);
+	fault_case(d, "ring size 128 > RING_MAX", fault_word(GVT_SIM_FAULT_RING_CONFIG, 1, 0),
+		   1, f_size128);
+	fault_case(d, "doorbell on a disabled ring",
+		   fault_word(GVT_SIM_FAULT_RING_DISABLED, 1, 0), 0, f_disabled);
+	fault_case(d, "TAIL = ring size", fault_word(GVT_SIM_FAULT_TAIL_RANGE, 0, 1), 0, f_tail);
+	fault_case(d, "ring base not mapped", fault_word(GVT_SIM_FAULT_FETCH, 1, 0), 1,
+		   f_unmapped_ring);
+	fault_case(d, "ring unmapped after a descriptor", fault_word(GVT_SIM_FAULT_FETCH, 1, 1),
+		   0, f_unmapped_later);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		bad_desc = bad[i].desc;
+		snprintf(name, sizeof(name), "descriptor 1 %s", bad[i].name);
+		fault_case(d, name, fault_word(bad[i].reason, 1, 1), i == 0, f_bad_desc);
+	}
+	fault_case(d, "status page not mapped", fault_word(GVT_SIM_FAULT_STATUS_WRITE, 0, 0), 0,
+		   f_status_page);
+	fault_case(d, "doorbells after a fault", fault_word(GVT_SIM_FAULT_RING_DISABLED, 1, 0),
+		   0, f_then_ignored);
+}
+
+/* Reads the INTx status bit (3) of the config status register. */
+static int cfg_intx(struct dev *d)
+{
+	uint8_t s = 0;
+
+	cfg_rd(d, PCI_STATUS, &s, 1);
+	return !!(s & PCI_STATUS_INTERRUPT);
+}
+
+/* INTx: level triggered, automasked, re-fired at unmask while asserted. */
+static void intx_checks(struct dev *d)
+{
+	int efd = d->efd, ret;
+	uint16_t cmd;
+
+	expect_ret(irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_MSI_IRQ_INDEX, 0, 0), 0,
+		   "MSI disable for the INTx checks");
+	program(d, 8);
+	expect_ret(set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, efd), 0, "INTx enable for the INTx checks");
+	d->irq = VFIO_PCI_INTX_IRQ_INDEX;
+	drain(efd);
+	expect(!cfg_intx(d), "config status INTx bit clear while nothing is pending");
+	ret = queue(d, 0, 1, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_efd(efd, 3000) == 1, "INTx fires on completion");
+	expect(reg(d, GVT_SIM_REG_IRQ_STATUS) == 1 && cfg_intx(d),
+	       "IRQ_STATUS engine 0; config status INTx bit set");
+	ret = queue(d, 0, 2, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 2) && drain(efd) == 0,
+	       "a second completion while automasked: no signal");
+	ret = queue(d, 1, 3, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 1);
+	expect(!ret && wait_done(d, 1, 1) && drain(efd) == 0 &&
+	       reg(d, GVT_SIM_REG_IRQ_STATUS) == 3,
+	       "a completion on engine 1 while automasked: no signal, IRQ_STATUS 3");
+	expect_ret(unmask_intx(d), 0, "unmask while still asserted");
+	expect(drain(efd) == 1, "... fires again at once (and masks)");
+	expect(drain(efd) == 0, "... once");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 3);
+	expect(!cfg_intx(d), "IRQ_STATUS cleared: config status INTx bit clear");
+	expect_ret(unmask_intx(d), 0, "unmask after clearing IRQ_STATUS");
+	expect(drain(efd) == 0, "... no signal");
+	ret = queue(d, 0, 4, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_efd(efd, 3000) == 1, "the next completion fires INTx");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 3);
+	expect_ret(unmask_intx(d), 0, "acknowledged and unmasked, as QEMU does");
+	/* Masked by user space. */
+	expect_ret(irq_none(d, VFIO_IRQ_SET_ACTION_MASK, VFIO_PCI_INTX_IRQ_INDEX, 0, 1), 0,
+		   "ACTION_MASK");
+	ret = queue(d, 0, 5, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 4) && drain(efd) == 0, "masked: a completion does not fire");
+	expect_ret(unmask_intx(d), 0, "ACTION_UNMASK");
+	expect(drain(efd) == 1, "... fires the pending level");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 3);
+	unmask_intx(d);
+	/* The command register's INTx disable holds the line low. */
+	cmd = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE;
+	ret = cfg_wr(d, PCI_COMMAND, &cmd, 2);
+	ret = ret ?: queue(d, 0, 6, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 5) && drain(efd) == 0 && cfg_intx(d),
+	       "INTx disabled in the command register: no signal, status bit still set");
+	cmd &= ~PCI_COMMAND_INTX_DISABLE;
+	ret = cfg_wr(d, PCI_COMMAND, &cmd, 2);
+	expect(!ret && drain(efd) == 1, "clearing INTx disable fires the pending interrupt");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 3);
+	unmask_intx(d);
+	/* IRQ_ENABLE gates the level. */
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE, GVT_SIM_IRQ_FAULT);
+	ret = queue(d, 0, 7, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 6) && drain(efd) == 0 && !cfg_intx(d),
+	       "cause disabled in IRQ_ENABLE: no level, no signal");
+	setreg(d, GVT_SIM_REG_IRQ_ENABLE, 3 | GVT_SIM_IRQ_FAULT);
+	expect(drain(efd) == 1 && cfg_intx(d), "enabling the pending cause raises INTx");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, 3);
+	unmask_intx(d);
+	/* A fault raises INTx too; a reset lowers it. */
+	ret = f_disabled(d);
+	expect(!ret && drain(efd) == 1 && reg(d, GVT_SIM_REG_IRQ_STATUS) == GVT_SIM_IRQ_FAULT,
+	       "a fault fires INTx");
+	expect_ret(do_reset(d, 0), 0, "RESET");
+	expect(!cfg_intx(d), "after RESET the line is low");
+	expect_ret(unmask_intx(d), 0, "unmask after RESET");
+	expect(drain(efd) == 0, "... no signal");
+	/* A level already asserted fires when INTx gets enabled. */
+	expect_ret(irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_INTX_IRQ_INDEX, 0, 0), 0,
+		   "INTx disable");
+	program(d, 8);
+	ret = queue(d, 0, 8, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_done(d, 0, 1) && drain(efd) == 0,
+	       "completion with no interrupt type enabled: no signal");
+	expect_ret(set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, efd), 0, "INTx enable with IRQ_STATUS set");
+	expect(drain(efd) == 1, "... fires at once");
+	expect_ret(irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_INTX_IRQ_INDEX, 0, 0), 0,
+		   "INTx disable");
+	expect_ret(do_reset(d, 1), 0, "VFIO_DEVICE_RESET");
 }
 
 static int self_check(struct dev *d)
 {
-	uint32_t v, sub0, hi;
-	uint16_t vendor;
-	uint8_t b3[3];
-	uint64_t q;
-	int ret;
-
-	expect(pread(d->fd, &vendor, 2, d->cfg) == 2 && vendor == 0x8086,
-	       "config space vendor id 0x8086");
-	v = 0xffffffff;
-	expect(pwrite(d->fd, &v, 4, d->cfg + 0x10) == 4 &&
-	       pread(d->fd, &v, 4, d->cfg + 0x10) == 4 && v == 0xfffff000,
-	       "BAR0 sizing reads back 0xfffff000");
-	expect(pread(d->fd, &v, 4, d->cfg + 0x100) < 0 && errno == EINVAL,
-	       "config read past 256 bytes: EINVAL");
-	expect(reg(d, R_ID) == DEVICE_MAGIC, "BAR0 ID register");
-	expect(reg(d, R_ENGINES) >= 2, "at least two engines");
-	expect(rd32(d, 0x1000, &v) == -EINVAL, "read past BAR0: EINVAL");
-	expect(rd32(d, 0x2, &v) == -EINVAL, "misaligned read: EINVAL");
-	expect(pread(d->fd, b3, 3, d->bar0) < 0 && errno == EINVAL,
-	       "3-byte read: EINVAL");
-	expect(rd32(d, 0x44, &v) == -EINVAL, "read of write-only SUBMIT: EINVAL");
-	expect(rd32(d, 0xf00, &v) == -EINVAL, "read of unknown register: EINVAL");
-	v = 1;
-	expect(pwrite(d->fd, &v, 4, d->bar0 + R_ID) < 0 && errno == EINVAL,
-	       "write to read-only ID: EINVAL");
-	sub0 = reg(d, R_SUBMITTED);
-	q = 0;
-	expect(pwrite(d->fd, &q, 8, d->bar0 + R_SUBMIT) < 0 && errno == EINVAL,
-	       "8-byte SUBMIT: EINVAL");
-	expect(submit(d, 7, 1000, 0, 1) == -EINVAL, "unknown engine: EINVAL");
-	expect(submit(d, 0, 0, 0, 1) == -ERANGE, "zero duration: ERANGE");
-	expect(submit(d, 0, reg(d, R_MAX_DURATION) + 1, 0, 1) == -ERANGE,
-	       "absurd duration: ERANGE");
-	expect(reg(d, R_SUBMITTED) == sub0 && reg(d, R_COMPLETED) == 0,
-	       "rejected submissions changed nothing");
-	wait_irq(d, 0);
-	expect(submit(d, 1, 2000, 4096, 0xabc) == 0, "submission on engine 1");
-	expect(wait_irq(d, 2000) >= 1, "completion interrupt (MSI eventfd)");
-	expect(reg(d, R_COMPLETED) == 1 && reg(d, R_LAST_TAG) == 0xabc,
-	       "completion counter and tag");
-	expect(rd32(d, R_BUSY_NS, &v) == 0 && v == 2000000,
-	       "busy time 2 ms");
-	hi = reg(d, R_GM_HIGH) * 256;
-	v = hi;
-	expect(pwrite(d->fd, &v, 4, d->bar0 + R_GTT_INDEX) < 0 && errno == ERANGE,
-	       "GTT index past the vGPU's range: ERANGE");
-	v = hi - 1;
-	q = 0x8000123456789000ull;
-	expect(pwrite(d->fd, &v, 4, d->bar0 + R_GTT_INDEX) == 4 &&
-	       pwrite(d->fd, &q, 8, d->bar0 + R_GTT_DATA) == 8 &&
-	       pread(d->fd, &q, 8, d->bar0 + R_GTT_DATA) == 8 &&
-	       q == 0x8000123456789000ull, "GTT entry write and read back");
-	expect(set_irq(d, VFIO_PCI_INTX_IRQ_INDEX, d->efd) == 0,
-	       "switch to INTx eventfd");
-	expect(submit(d, 0, 1000, 0, 2) == 0 && wait_irq(d, 2000) >= 1,
-	       "completion interrupt (INTx eventfd)");
-	ret = ioctl(d->fd, VFIO_DEVICE_RESET);
-	expect(ret == 0 && reg(d, R_COMPLETED) == 0 && reg(d, R_SUBMITTED) == 0,
-	       "device reset clears the counters");
+	/* Start from no interrupt type and no REQ: drop what open_dev() set. */
+	irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, d->irq, 0, 0);
+	irq_fd(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_REQ_IRQ_INDEX, 0, 1, -1);
+	cfg_checks(d);
+	bar_checks(d);
+	info_checks(d);
+	set_irqs_checks(d);
+	ring_checks(d);
+	fault_checks(d);
+	intx_checks(d);
+	expect_val(reg(d, GVT_SIM_REG_COMPLETED), 0, "COMPLETED 0 after the last reset");
 	printf("# self-check: %d of %d passed\n", checks - failures, checks);
 	return failures ? 1 : 0;
 }
 
-static volatile int spin_stop;
+/* ---- workload profiles --------------------------------------------------- */
+
+static int spin_stop;
 
 /* A busy vCPU: burns CPU until the run ends. */
 static void *spin(void *arg)
 {
-	volatile uint64_t n = 0;
-
 	(void)arg;
-	while (!spin_stop)
-		n++;
+	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
+		;
 	return NULL;
+}
+
+static void bad_usage(void)
+{
+	fprintf(stderr,
+		"usage: gvt_guest [-p compute|frames|long|idle] [-t s] [-d us] [-q n] [-f n]\n"
+		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
+		"                 [-r file] [-v n] UUID\n");
+	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *profile = "compute", *ready = NULL;
 	int q = -1, frame = 4, engine = 0, check = 0, gtt = 0, vcpus = 0, c;
+	int unplug = 0;
 	pthread_t spinners[16];
 	long dur = -1, think = 4000, bytes = 65536;
 	unsigned int irq = VFIO_PCI_MSI_IRQ_INDEX;
 	uint64_t frames = 0, gtt_checked = 0, gtt_bad = 0;
-	uint32_t sub = 0, done = 0, tag = 0, hi = 0;
+	uint32_t sub = 0, done = 0, seq = 0, hi = 0, vgpu_id = 0;
 	double secs = 5, t0, t_end;
 	struct dev d;
 
 	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:v:")) != -1) {
 		switch (c) {
-		case 'p': profile = optarg; break;
-		case 't': secs = atof(optarg); break;
-		case 'd': dur = atol(optarg); break;
-		case 'q': q = atoi(optarg); break;
-		case 'f': frame = atoi(optarg); break;
-		case 'z': think = atol(optarg); break;
-		case 'e': engine = atoi(optarg); break;
-		case 'b': bytes = atol(optarg); break;
-		case 'i': irq = strcmp(optarg, "intx") ? VFIO_PCI_MSI_IRQ_INDEX :
-				VFIO_PCI_INTX_IRQ_INDEX; break;
-		case 'c': check = 1; break;
-		case 'g': gtt = 1; break;
-		case 'r': ready = optarg; break;
-		case 'v': vcpus = atoi(optarg); break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'd':
+			dur = atol(optarg);
+			break;
+		case 'q':
+			q = atoi(optarg);
+			break;
+		case 'f':
+			frame = atoi(optarg);
+			break;
+		case 'z':
+			think = atol(optarg);
+			break;
+		case 'e':
+			engine = atoi(optarg);
+			break;
+		case 'b':
+			bytes = atol(optarg);
+			break;
+		case 'i':
+			irq = strcmp(optarg, "intx") ? VFIO_PCI_MSI_IRQ_INDEX :
+			      VFIO_PCI_INTX_IRQ_INDEX;
+			break;
+		case 'c':
+			check = 1;
+			break;
+		case 'g':
+			gtt = 1;
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 'v':
+			vcpus = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: see the comment in gvt_guest.c\n");
-			return 2;
+			bad_usage();
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "usage: gvt_guest [options] UUID\n");
-		return 2;
-	}
+	if (optind != argc - 1)
+		bad_usage();
 	if (vcpus < 0 || vcpus > 16) {
 		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
 		return 2;
 	}
 	uuid = argv[optind];
 	open_dev(&d, irq);
+	if (check)
+		return self_check(&d);
+	if (engine >= (int)d.engines) {
+		fprintf(stderr, "gvt_guest: -e takes -1 to %u\n", d.engines - 1);
+		return 2;
+	}
 	for (int i = 0; i < vcpus; i++)
 		if (pthread_create(&spinners[i], NULL, spin, NULL))
 			die("pthread_create");
-	d.engines = reg(&d, R_ENGINES);
-	if (check)
-		return self_check(&d);
 	if (dur < 0)
 		dur = !strcmp(profile, "long") ? 20000 :
 		      !strcmp(profile, "frames") ? 1000 : 2000;
 	if (q < 0)
 		q = !strcmp(profile, "long") ? 2 : 4;
+	program(&d, d.ring_max);
+	vgpu_id = reg(&d, GVT_SIM_REG_VGPU_ID);
 	if (gtt) {
 		/* Stamp the first and last entry of every slot with our id. */
-		hi = reg(&d, R_GM_HIGH) * 256;
+		hi = reg(&d, GVT_SIM_REG_GM_HIGH) * 256;
 		for (uint32_t i = 0; i < hi; i += 16384) {
 			uint32_t idx[2] = { i, i + 16383 };
 
 			for (int k = 0; k < 2; k++) {
 				uint64_t val = 0x4000000000000000ull |
-					((uint64_t)reg(&d, R_VGPU_ID) << 32) | idx[k];
+					((uint64_t)vgpu_id << 32) | idx[k];
 
-				if (pwrite(d.fd, &idx[k], 4, d.bar0 + R_GTT_INDEX) != 4 ||
-				    pwrite(d.fd, &val, 8, d.bar0 + R_GTT_DATA) != 8)
+				if (bar_wr(&d, GVT_SIM_REG_GTT_INDEX, &idx[k], 4) ||
+				    bar_wr(&d, GVT_SIM_REG_GTT_DATA, &val, 8))
 					die("GTT write");
 			}
 		}
@@ -360,36 +1754,38 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	t_end = t0 + secs;
 	if (!strcmp(profile, "idle")) {
-		while (now_s() < t_end)
-			usleep(50000);
+		while (!unplug && now_s() < t_end)
+			unplug = wait_efd(d.req, 50) > 0;
 	}
-	while (strcmp(profile, "idle") && now_s() < t_end) {
-		int burst = !strcmp(profile, "frames") ? frame : q;
+	while (strcmp(profile, "idle") && !unplug && now_s() < t_end) {
 		int want = !strcmp(profile, "frames") ? frame : q - (int)(sub - done);
+		unsigned int rung = 0;
 
 		for (int i = 0; i < want; i++) {
-			uint32_t e = engine < 0 ? (tag % d.engines) : (uint32_t)engine;
-			int r = submit(&d, e, dur, bytes, ++tag);
+			uint32_t e = engine < 0 ? (seq % d.engines) : (uint32_t)engine;
+			int r = queue(&d, e, seq + 1, dur, bytes, GVT_SIM_DESC_IRQ);
 
 			if (r == -EAGAIN)
 				break;
-			if (r)
-				die("submit");
+			seq++;
 			sub++;
+			rung |= 1u << e;
 		}
-		(void)burst;
+		for (unsigned int e = 0; e < d.engines; e++)
+			if ((rung & (1u << e)) && doorbell(&d, e))
+				die("doorbell");
 		/* Frames wait for the whole frame; the others for any completion. */
 		do {
-			wait_irq(&d, 200);
-			done = reg(&d, R_COMPLETED);
+			service_irq(&d, 200);
+			done = completed_all(&d);
 		} while (!strcmp(profile, "frames") && done != sub && now_s() < t_end + 2);
 		if (gtt) {
 			for (uint32_t i = 0; i < hi; i += 16384 * 7) {
 				uint64_t val, want_v = 0x4000000000000000ull |
-					((uint64_t)reg(&d, R_VGPU_ID) << 32) | i;
+					((uint64_t)vgpu_id << 32) | i;
 
-				if (pwrite(d.fd, &i, 4, d.bar0 + R_GTT_INDEX) != 4 ||
-				    pread(d.fd, &val, 8, d.bar0 + R_GTT_DATA) != 8)
+				if (bar_wr(&d, GVT_SIM_REG_GTT_INDEX, &i, 4) ||
+				    bar_rd(&d, GVT_SIM_REG_GTT_DATA, &val, 8))
 					die("GTT read");
 				gtt_checked++;
 				gtt_bad += val != want_v;
@@ -400,24 +1796,24 @@ int main(int argc, char **argv)
 			if (think > 0)
 				usleep(think);
 		}
+		unplug = wait_efd(d.req, 0) > 0;
 	}
+	if (unplug)
+		fprintf(stderr, "gvt_guest %s: device request: the host removes the vGPU, unplugging it\n",
+			uuid);
 	/* Drain what is still queued. */
 	while (done != sub && now_s() < t_end + 5) {
-		wait_irq(&d, 200);
-		done = reg(&d, R_COMPLETED);
+		service_irq(&d, 200);
+		done = completed_all(&d);
 	}
-	spin_stop = 1;
+	__atomic_store_n(&spin_stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < vcpus; i++)
 		pthread_join(spinners[i], NULL);
 	{
 		double wall = now_s() - t0;
-		uint64_t busy;
+		uint64_t busy = reg64(&d, GVT_SIM_REG_BUSY_NS);
 
-		if (pread(d.fd, &busy, 8, d.bar0 + R_BUSY_NS) != 8)
-			die("BUSY_NS");
-		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u "
-		       "frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f "
-		       "fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 "\n",
+		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 "\n",
 		       uuid, profile, sub, done, frames, busy / 1e6, wall * 1e3,
 		       done / wall, frames / wall, gtt_checked, gtt_bad);
 	}

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A vGPU opened through VFIO as QEMU does: protocol self-check (config space,
-# registers, malformed accesses, MSI and INTx eventfds, reset), then every
-# workload profile of the guest emulator, and the VM CPU time it is charged.
+# registers of every access size, malformed accesses, VFIO interrupt ioctls
+# with vfio-pci's answers, rings and status page in guest memory, every fault
+# of the command scanner and its recovery by reset, MSI and INTx), then every
+# workload profile of the guest emulator, the VM CPU time it is charged, and
+# the removal of a vGPU the VM holds (device request).
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 10
+ktap_set_plan 11
 
 check "gvt_rs ready" sim_ready
 u=$(vgpu_create GVTg_V5_4)
@@ -45,5 +48,14 @@ echo "# VM CPU time sampled over 3 s: submitting thread only cpu_ns=$cpu0, plus 
 check "VM CPU time counts every thread of the VM" \
 	test "${cpu0:-0}" -lt 1000000000 -a "${cpu1:-0}" -ge 1000000000
 set_attr "$GVT_GPU/policy" tbs
+# Removing a vGPU that a VM holds signals its REQ eventfd; the guest emulator
+# answers as QEMU does (unplug, close) and the removal completes.
+guest "$u" /tmp/vfio_req.out -p compute -t 60
+t0=$(date +%s)
 vgpu_remove "$u"
+t1=$(date +%s)
+wait
+sed 's/^/# /' /tmp/vfio_req.out
+check "removal of an open vGPU: device request, the VM lets go ($((t1 - t0)) s)" \
+	sh -c "[ $((t1 - t0)) -lt 10 ] && grep -q 'device request' /tmp/vfio_req.out && [ ! -e /sys/bus/mdev/devices/$u ]"
 ktap_finished

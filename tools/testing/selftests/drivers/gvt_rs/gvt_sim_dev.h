@@ -48,7 +48,7 @@
 /* Ring registers of engine e at GVT_SIM_REG_RING(e) + GVT_SIM_RING_*. */
 #define GVT_SIM_REG_RING(e)		(0x100 + 0x20 * (e))
 #define GVT_SIM_RING_BASE		0x00	/* 8 RW guest address, 4K aligned */
-#define GVT_SIM_RING_SIZE		0x08	/* 4 RW descriptors, 2^n <= RING_MAX */
+#define GVT_SIM_RING_SIZE		0x08	/* 4 RW descriptors, 2^n, 2..RING_MAX */
 #define GVT_SIM_RING_CTL		0x0c	/* 4 RW bit 0: enable */
 #define GVT_SIM_RING_HEAD		0x10	/* 4 RO oldest not completed */
 #define GVT_SIM_RING_TAIL		0x14	/* 4 RW doorbell: one past newest */
@@ -75,7 +75,7 @@ enum gvt_sim_fault {
 	GVT_SIM_FAULT_NONE = 0,
 	GVT_SIM_FAULT_RING_CONFIG = 1,	/* enable with bad base or size */
 	GVT_SIM_FAULT_RING_DISABLED = 2,	/* doorbell on a disabled ring */
-	GVT_SIM_FAULT_TAIL_RANGE = 3,	/* TAIL >= ring size */
+	GVT_SIM_FAULT_TAIL_RANGE = 3,	/* TAIL >= size, or behind fetched */
 	GVT_SIM_FAULT_FETCH = 4,		/* descriptor address not mapped */
 	GVT_SIM_FAULT_OPCODE = 5,		/* unknown opcode */
 	GVT_SIM_FAULT_RESERVED = 6,		/* unknown flag or reserved field set */
