@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the test VM's initramfs from a kernel build folder:
-# busybox, the kernel modules, the kselftests of gvt-rs and the tools.
+# busybox, the kernel modules, the kselftests of gvt-rs and the tools, and
+# for the nested real-client test Debian's QEMU with an L2 payload (this
+# kernel and a small initramfs with the guest driver and its client).
 #
 #   scripts/make-initramfs.sh BUILD_DIR OUTPUT.cpio.gz
 
@@ -44,6 +46,37 @@ done
 if [ -d "$out/gvt-rs-tools" ]; then
 	cp "$out"/gvt-rs-tools/* "$stage/bin/"
 fi
+
+# Debian's qemu-system-x86_64, as the host has it, with every library it
+# links, its TCG module and the firmware `-machine pc` loads (Debian's firmware path is
+# /usr/share/qemu:/usr/share/seabios).
+qemu=/usr/bin/qemu-system-x86_64
+[ -x "$qemu" ] || die "qemu-system-x86_64 is missing (scripts/bootstrap.sh installs qemu-system-x86)"
+mkdir -p "$stage/usr/bin"
+cp "$qemu" "$stage/usr/bin/"
+for f in $(ldd "$qemu" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }') \
+	/usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so \
+	/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin; do
+	[ -e "$f" ] || die "$f, needed by $qemu, is missing"
+	mkdir -p "$stage$(dirname "$f")"
+	cp -L "$f" "$stage$f"
+done
+
+# The L2 payload: the same kernel, and an initramfs with busybox, the guest
+# driver and the client (scripts/vm/l2-init runs them).
+l2=$(mktemp -d)
+trap 'rm -rf "$stage" "$l2"' EXIT
+mkdir -p "$l2"/{bin,proc,sys,dev,tmp}
+cp "$busybox" "$l2/bin/busybox"
+ln -s busybox "$l2/bin/sh"
+cp "$GVT_RS_ROOT/scripts/vm/l2-init" "$l2/init"
+guest_ko=$(find "$stage/lib/modules" -name gvt_rs_guest.ko | head -n 1)
+[ -n "$guest_ko" ] || die "gvt_rs_guest.ko was not built (CONFIG_GVT_RS_GUEST)"
+cp "$guest_ko" "$l2/"
+cp "$stage/tests/kselftest/drivers/gvt_rs/gvt_gpu_client" "$l2/"
+mkdir -p "$stage/l2"
+cp "$out/arch/x86/boot/bzImage" "$stage/l2/bzImage"
+(cd "$l2" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$stage/l2/initramfs.cpio.gz"
 
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$image.tmp"
 mv "$image.tmp" "$image"

@@ -7,7 +7,8 @@
 #   scripts/vm-run.sh run     the demo
 #   scripts/vm-run.sh shell   an interactive shell in the VM
 #
-# Environment: VM_CPUS (default 2), VM_MEM (MiB, default 1024),
+# Environment: VM_CPUS (default 2), VM_MEM (MiB, default 2048: the nested
+# real-client test runs two QEMU guests inside),
 # VM_TIMEOUT (seconds, default 1800), GVT_RS_TESTS (comma-separated subset),
 # GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
 # build it first with scripts/build-kernel.sh FLAVOUR).
@@ -27,7 +28,7 @@ log "building the initramfs"
 
 append="console=ttyS0 loglevel=5 panic=-1 gvt_rs.mode=$mode"
 [ -n "${GVT_RS_TESTS:-}" ] && append+=" gvt_rs.tests=$GVT_RS_TESTS"
-qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-1024}"
+qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}"
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" -append "$append"
 	-no-reboot -display none -monitor none)
 

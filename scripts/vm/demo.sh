@@ -88,5 +88,43 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 	echo tbs >"$GPU/policy"
 fi
 
+# ---- a real VM: Debian's QEMU with a vGPU, beside an emulator ---------------
+if [ -d "$GPU" ] && [ -x /usr/bin/qemu-system-x86_64 ] && [ -f /l2/bzImage ]; then
+	echo
+	echo "=================== a QEMU guest beside a guest emulator (sfq) ==================="
+	echo sfq >"$GPU/policy"
+	Q=$(create GVTg_V5_4 6)
+	G=$(create GVTg_V5_4 7)
+	echo "  qemu-system-x86_64 -accel tcg -machine pc -m 160 ... -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/$Q"
+	echo "  (the guest boots this kernel nested in this TCG VM: about four minutes)"
+	/usr/bin/qemu-system-x86_64 -accel tcg -machine pc -m 160 -smp 1 -nodefaults -no-reboot \
+		-display none -monitor none -serial file:/tmp/demo_qemu.console \
+		-kernel /l2/bzImage -initrd /l2/initramfs.cpio.gz \
+		-append "console=ttyS0 loglevel=4 panic=-1 kunit.enable=0 kmemleak=off gvt_l2.run=-p,compute,-d,5000,-q,8,-t,20" \
+		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$Q" </dev/null >/dev/null 2>/tmp/demo_qemu.err &
+	qpid=$!
+	i=0
+	while ! grep -q "@@L2_RUN " /tmp/demo_qemu.console 2>/dev/null && kill -0 $qpid 2>/dev/null && [ $i -lt 900 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	grep -h "gvt_rs_guest: vGPU" /tmp/demo_qemu.console | sed 's/^.*gvt_rs_guest: /  guest kernel: gvt_rs_guest: /'
+	$GUEST -p compute -q 8 -d 5000 -t 15 $G >/tmp/demo_g.out 2>&1 &
+	sleep 3
+	gvt-top -n 2 -d 2
+	wait $!
+	while kill -0 $qpid 2>/dev/null && [ $i -lt 1200 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	echo "-- the QEMU guest's own view:"
+	grep -h "^gvt_gpu_client:" /tmp/demo_qemu.console | sed 's/^/  /'
+	echo "-- the emulator's:"
+	sed 's/^/  /' /tmp/demo_g.out
+	[ -s /tmp/demo_qemu.err ] && sed 's/^/  qemu: /' /tmp/demo_qemu.err
+	for u in $Q $G; do echo 1 >/sys/bus/mdev/devices/$u/remove; done
+	echo tbs >"$GPU/policy"
+fi
+
 echo "== rmmod gvt_rs"
 rmmod gvt_rs

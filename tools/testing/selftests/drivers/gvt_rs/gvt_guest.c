@@ -117,10 +117,15 @@ static double now_s(void)
 
 /* ---- BAR0 and configuration space ---------------------------------------- */
 
+/* BAR0 accesses made, as a VMM counts the MMIO exits of a guest. */
+static uint64_t bar_accesses;
+
 /* One access of len bytes: 0 or -errno. */
 static int bar_rd(struct dev *d, uint64_t off, void *v, size_t len)
 {
 	ssize_t n = pread(d->fd, v, len, d->bar0 + off);
+
+	bar_accesses++;
 
 	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
@@ -128,6 +133,8 @@ static int bar_rd(struct dev *d, uint64_t off, void *v, size_t len)
 static int bar_wr(struct dev *d, uint64_t off, const void *v, size_t len)
 {
 	ssize_t n = pwrite(d->fd, v, len, d->bar0 + off);
+
+	bar_accesses++;
 
 	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
@@ -1657,6 +1664,7 @@ int main(int argc, char **argv)
 	uint64_t frames = 0, gtt_checked = 0, gtt_bad = 0;
 	uint32_t sub = 0, done = 0, seq = 0, hi = 0, vgpu_id = 0;
 	double secs = 5, t0, t_end;
+	uint64_t acc0;
 	struct dev d;
 
 	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:v:")) != -1) {
@@ -1752,6 +1760,7 @@ int main(int argc, char **argv)
 			fclose(f);
 	}
 	t0 = now_s();
+	acc0 = bar_accesses;
 	t_end = t0 + secs;
 	if (!strcmp(profile, "idle")) {
 		while (!unplug && now_s() < t_end)
@@ -1811,11 +1820,12 @@ int main(int argc, char **argv)
 		pthread_join(spinners[i], NULL);
 	{
 		double wall = now_s() - t0;
+		uint64_t acc = bar_accesses - acc0;
 		uint64_t busy = reg64(&d, GVT_SIM_REG_BUSY_NS);
 
-		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 "\n",
+		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 "\n",
 		       uuid, profile, sub, done, frames, busy / 1e6, wall * 1e3,
-		       done / wall, frames / wall, gtt_checked, gtt_bad);
+		       done / wall, frames / wall, gtt_checked, gtt_bad, acc);
 	}
 	return (done == sub && gtt_bad == 0) ? 0 : 1;
 }
