@@ -5,6 +5,7 @@
 #
 #   make run        bootstrap, build, boot the VM and run the demo
 #   make check      host tests + kernel build + VM tests (what CI runs)
+#   make check-nested  the real-client test: QEMU guests on vGPUs in the VM
 #   make help       all targets
 #
 # Set KDIR=/path/to/linux to use your own Linux 7.3 tree instead of the
@@ -16,7 +17,7 @@ export KDIR
 CORE := drivers/gvt-rs/core
 SIM := tools/gvt-sim
 
-.PHONY: all run check help bootstrap kernel host-test host-lint vm-check vm-run shell \
+.PHONY: all run check check-nested help bootstrap kernel host-test host-lint vm-check vm-run shell \
 	patches docs clean-cache
 
 all: kernel
@@ -56,6 +57,9 @@ check:
 	@scripts/check.sh
 
 run: vm-run
+
+check-nested: kernel
+	@GVT_RS_TESTS=gvt_rs_qemu.sh scripts/vm-run.sh check
 
 patches:
 	@scripts/export-patches.sh out/patches

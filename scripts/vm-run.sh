@@ -50,7 +50,7 @@ log "VM finished in $(($(date +%s) - start)) s (qemu status $qrc)"
 [ "$qrc" -eq 124 ] && log "the VM timed out after ${VM_TIMEOUT:-1800} s"
 
 tests=$(find "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs" -maxdepth 1 -name '*.sh' \
-	-not -name '*_lib.sh' -printf '%f\n' | sort)
+	-not -name '*_lib.sh' -not -name gvt_rs_qemu.sh -printf '%f\n' | sort)
 progs=$(sed -n 's/^TEST_GEN_PROGS *[:+]*= *//p' "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs/Makefile")
 if [ "$mode" = check ] && [ -z "${GVT_RS_TESTS:-}" ]; then
 	expect=($tests $progs)

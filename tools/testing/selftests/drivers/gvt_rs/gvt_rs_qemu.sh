@@ -85,6 +85,9 @@ ida=$(cat "$(vgpu_attr "$ua" vgpu_id)")
 load="-p,compute,-d,20000,-q,8"
 t0=$(uptime_s)
 qa=$(l2 l2a "$ua" "gvt_l2.mod=unchecked_submit=1 gvt_l2.run=$load,-t,$RUN_A;-m,7,-x")
+# Boot one guest at a time: two QEMUs translating a kernel at once make the
+# test VM's TCG stop both its vCPUs at every code invalidation.
+wait_for /tmp/l2a.console "@@L2_UP" "$BOOT_S" "$qa"
 qb=$(l2 l2b "$ub" "gvt_l2.run=$load,-t,$RUN_B gvt_l2.hold=300")
 
 ok=true
