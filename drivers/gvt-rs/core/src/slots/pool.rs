@@ -457,16 +457,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// resident. A parked vGPU is first re-inserted (moves in the plan).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
     pub fn switch_in(&mut self, id: u8, now_ms: u64) -> Result<SwitchPlan<V, M>, SlotError> {
-        self.used(id)?;
-        let mut moves = Moves::new();
-        if self.used(id)?.state == State::Parked {
-            self.unpark(id, &mut moves);
-            self.account(&moves);
-        }
-        let v = *self.used(id)?;
-        let mut plan = SwitchPlan::new(id, v.start, v.size);
-        let n = self.res.switch_in(id, v.start, v.size, plan.copy_mut());
-        plan.set_high(n);
+        let (mut plan, n) = self.load_range(id)?;
         let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
         if low {
             plan.set_low(self.low_entries);
@@ -484,7 +475,6 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             x.stats.add(&add);
             x.mon.note_switch(now_ms);
         }
-        *plan.moves_mut() = moves;
         self.current = Some(id);
         if let Some(h) = self.hist.get_mut(self.hist_head) {
             *h = id;
@@ -511,6 +501,21 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// [`Pool::switch_in`] but without counting a switch. A parked vGPU is
     /// first re-inserted (moves in the plan).
     pub fn reload(&mut self, id: u8) -> Result<SwitchPlan<V, M>, SlotError> {
+        let (plan, n) = self.load_range(id)?;
+        let add = CopyStats {
+            high_slots: u64::from(n),
+            ..CopyStats::ZERO
+        };
+        self.totals.add(&add);
+        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
+            x.stats.add(&add);
+        }
+        Ok(plan)
+    }
+
+    /// Makes `id`'s high-GM range resident (re-inserting it first if it is
+    /// parked): the plan of slots to copy, with the moves, and their count.
+    fn load_range(&mut self, id: u8) -> Result<(SwitchPlan<V, M>, u16), SlotError> {
         let mut moves = Moves::new();
         if self.used(id)?.state == State::Parked {
             self.unpark(id, &mut moves);
@@ -520,16 +525,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let mut plan = SwitchPlan::new(id, v.start, v.size);
         let n = self.res.switch_in(id, v.start, v.size, plan.copy_mut());
         plan.set_high(n);
-        let add = CopyStats {
-            high_slots: u64::from(n),
-            ..CopyStats::ZERO
-        };
-        self.totals.add(&add);
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.stats.add(&add);
-        }
         *plan.moves_mut() = moves;
-        Ok(plan)
+        Ok((plan, n))
     }
 
     /// Records a utilization sample of vGPU `id`: `busy_ppm` is the fraction
