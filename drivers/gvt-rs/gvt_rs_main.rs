@@ -23,6 +23,8 @@ pub mod gvt_core;
 #[cfg(CONFIG_GVT_RS_I915)]
 pub mod i915;
 #[cfg(CONFIG_GVT_RS_SIM)]
+pub mod protocol;
+#[cfg(CONFIG_GVT_RS_SIM)]
 pub mod sim;
 pub mod timer;
 

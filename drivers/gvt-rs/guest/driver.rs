@@ -94,7 +94,10 @@ pub(crate) struct GuestDriver;
 kernel::pci_device_table!(
     PCI_TABLE,
     <GuestDriver as pci::Driver>::IdInfo,
-    [(pci::DeviceId::from_id(pci::Vendor::INTEL, 0x7a5a), ())]
+    [(
+        pci::DeviceId::from_id(pci::Vendor::INTEL, crate::protocol::PCI_DEVICE as u32),
+        ()
+    )]
 );
 
 impl pci::Driver for GuestDriver {

@@ -27,6 +27,8 @@ mod device;
 mod driver;
 mod file;
 mod irq;
+#[path = "../protocol.rs"]
+pub mod protocol;
 mod regs;
 
 module! {

@@ -61,13 +61,13 @@ impl<'bound> Interrupt<'bound> {
         try_pin_init!(Self {
             vectors: pdev.alloc_irq_vectors(1, 1, types)?,
             handler <- {
+                let vectors_ptr = core::ptr::from_mut(vectors);
                 // SAFETY: `vectors` is initialised and is a field of `Self`, which is pinned, so
                 // it stays at this address until `Self` is dropped. `handler`, the only user of
                 // this reference, is declared before `vectors` and so is dropped (its interrupt
                 // freed) before `vectors` is: the reference does not outlive its referent, and
                 // nothing moves or mutates `vectors` meanwhile.
-                let vectors: &'bound pci::IrqVectorRegistration<'bound> =
-                    unsafe { &*core::ptr::from_mut(vectors) };
+                let vectors: &'bound pci::IrqVectorRegistration<'bound> = unsafe { &*vectors_ptr };
                 let request = vectors.index(0)?.into();
                 // SAFETY: The registration is a field of `Self`, which is dropped, never
                 // forgotten: the driver data owning it is dropped when the device is unbound.

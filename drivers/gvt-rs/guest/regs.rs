@@ -2,75 +2,51 @@
 
 //! BAR0 registers, descriptors and the status page of the simulated vGPU.
 //!
-//! The numbers mirror `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`
-//! (protocol version 2), which is the reference;
-//! `Documentation/gvt-rs/simulated-gpu.rst` has the prose.
+//! The numbers come from `crate::protocol` (`drivers/gvt-rs/protocol.rs`),
+//! which the device model shares; this file adds what only the driver needs.
 
-/// Size of BAR0 in bytes.
-pub(crate) const BAR0_SIZE: usize = 4096;
-
-/// `ID` register value: "GVTS".
-pub(crate) const DEVICE_MAGIC: u32 = 0x5354_5647;
-/// The protocol version this driver speaks.
-pub(crate) const PROTOCOL_VERSION: u32 = 2;
-
-pub(crate) const REG_ID: usize = 0x000;
-pub(crate) const REG_VERSION: usize = 0x004;
-pub(crate) const REG_ENGINES: usize = 0x008;
-pub(crate) const REG_VGPU_ID: usize = 0x00c;
-pub(crate) const REG_STATUS: usize = 0x010;
-pub(crate) const REG_RING_MAX: usize = 0x014;
-pub(crate) const REG_FAULT: usize = 0x020;
-pub(crate) const REG_MAX_DURATION: usize = 0x024;
-pub(crate) const REG_GM_LOW: usize = 0x028;
-pub(crate) const REG_GM_HIGH: usize = 0x02c;
-pub(crate) const REG_IRQ_STATUS: usize = 0x038;
-pub(crate) const REG_IRQ_ENABLE: usize = 0x03c;
-/// Status page address, low half; the high half follows at `+ 4`.
-pub(crate) const REG_STATUS_PAGE: usize = 0x040;
-pub(crate) const REG_RESET: usize = 0x048;
-
-/// Offset of ring register `reg` (one of the `RING_*` offsets) of `engine`.
-pub(crate) const fn ring_reg(engine: usize, reg: usize) -> usize {
-    0x100 + 0x20 * engine + reg
-}
-
-/// Ring base address, low half; the high half follows at `+ 4`.
-pub(crate) const RING_BASE: usize = 0x00;
-pub(crate) const RING_SIZE: usize = 0x08;
-pub(crate) const RING_CTL: usize = 0x0c;
-pub(crate) const RING_TAIL: usize = 0x14;
-
-pub(crate) const RING_CTL_ENABLE: u32 = 1 << 0;
-
-pub(crate) const STATUS_FAILED: u32 = 1 << 2;
-
-/// `IRQ_STATUS`/`IRQ_ENABLE` bit of a completion on `engine`.
-pub(crate) const fn irq_engine(engine: usize) -> u32 {
-    1 << engine
-}
-
-/// `IRQ_STATUS`/`IRQ_ENABLE` bit of a fault.
-pub(crate) const IRQ_FAULT: u32 = 1 << 8;
+pub(crate) use crate::protocol::{
+    irq_engine,
+    ring_reg,
+    BAR0_SIZE,
+    DESC_IRQ,
+    DESC_SIZE,
+    DEVICE_MAGIC,
+    IRQ_FAULT,
+    OP_EXEC,
+    PAGE_BYTES,
+    PROTOCOL_VERSION,
+    REG_ENGINES,
+    REG_FAULT,
+    REG_GM_HIGH,
+    REG_GM_LOW,
+    REG_ID,
+    REG_IRQ_ENABLE,
+    REG_IRQ_STATUS,
+    REG_MAX_DURATION,
+    REG_RESET,
+    REG_RING_MAX,
+    REG_STATUS,
+    REG_STATUS_PAGE,
+    REG_VERSION,
+    REG_VGPU_ID,
+    RING_BASE,
+    RING_CTL,
+    RING_CTL_ENABLE,
+    RING_SIZE,
+    RING_TAIL,
+    STATUS_FAILED, //
+};
 
 /// Engines this driver drives at most (`ENGINES` may report more).
 pub(crate) const MAX_ENGINES: usize = 2;
 
-/// Size of a descriptor in bytes.
-pub(crate) const DESC_SIZE: usize = 32;
 /// `u64` words per descriptor.
 pub(crate) const DESC_WORDS: usize = DESC_SIZE / 8;
-/// Opcode "run a workload".
-pub(crate) const OP_EXEC: u32 = 1;
-/// Descriptor flag: interrupt on completion.
-pub(crate) const DESC_IRQ: u32 = 1 << 0;
-
-/// Size of the status page and of a ring allocation, bytes.
-pub(crate) const PAGE_BYTES: usize = 4096;
 /// `u64` words in the status page.
 pub(crate) const PAGE_WORDS: usize = PAGE_BYTES / 8;
 /// `u64` words between two engines' records in the status page.
-pub(crate) const STATUS_STRIDE_WORDS: usize = 64 / 8;
+pub(crate) const STATUS_STRIDE_WORDS: usize = crate::protocol::STATUS_STRIDE / 8;
 /// The largest ring this driver uses: one page of descriptors.
 pub(crate) const RING_LIMIT: u32 = (PAGE_BYTES / DESC_SIZE) as u32;
 

@@ -48,7 +48,7 @@ use kernel::{
 /// Number of engines of the simulated GPU (render and blitter).
 pub const ENGINES: usize = 2;
 /// Workloads a vGPU may queue per engine: a whole guest ring.
-pub const QDEPTH: usize = ring::RING_MAX as usize;
+pub const QDEPTH: usize = crate::protocol::RING_MAX as usize;
 /// Longest workload accepted, us (GVT-g's watchdog would fire long before).
 pub const MAX_DURATION_US: u32 = 100_000;
 /// Guest-usable low GM (aperture) of the simulated GPU: 1 GB minus the
@@ -126,7 +126,7 @@ impl Workload {
             seqno: d.seqno,
             duration_ns: u64::from(d.duration_us) * 1000,
             queued_at: 0,
-            irq: d.flags & ring::DESC_IRQ != 0,
+            irq: d.flags & crate::protocol::DESC_IRQ != 0,
             epoch,
             index,
         }

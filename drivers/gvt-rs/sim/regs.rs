@@ -14,9 +14,11 @@
 //! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
 
 use super::{
-    ring::{status_record, Desc, Fault, GuestRing, DESC_SIZE, GUEST_PAGE, RING_MAX, STATUS_STRIDE},
+    ring::{status_record, Desc, Fault, GuestRing, GUEST_PAGE},
     SimVgpu, Workload, ENGINES, MAX_DURATION_US, TYPES,
 };
+// The device protocol, shared with the guest driver, names every register.
+use crate::protocol::*;
 use kernel::prelude::*;
 
 /// VFIO region index of BAR0.
@@ -25,51 +27,9 @@ pub(super) const REGION_BAR0: u32 = 0;
 pub(super) const REGION_CONFIG: u32 = 7;
 /// Size of the configuration space.
 pub(super) const CFG_SIZE: usize = 256;
-/// Size of BAR0.
-pub(super) const BAR0_SIZE: u64 = 4096;
 
-// BAR0 registers.
-const R_ID: u64 = 0x000;
-const R_VERSION: u64 = 0x004;
-const R_ENGINES: u64 = 0x008;
-const R_VGPU_ID: u64 = 0x00c;
-const R_STATUS: u64 = 0x010;
-const R_RING_MAX: u64 = 0x014;
-const R_SUBMITTED: u64 = 0x018;
-const R_COMPLETED: u64 = 0x01c;
-const R_FAULT: u64 = 0x020;
-const R_MAX_DURATION: u64 = 0x024;
-const R_GM_LOW: u64 = 0x028;
-const R_GM_HIGH: u64 = 0x02c;
-const R_BUSY_NS: u64 = 0x030;
-const R_IRQ_STATUS: u64 = 0x038;
-const R_IRQ_ENABLE: u64 = 0x03c;
-const R_STATUS_PAGE: u64 = 0x040;
-const R_RESET: u64 = 0x048;
-const R_GTT_INDEX: u64 = 0x060;
-const R_GTT_DATA: u64 = 0x068;
-const R_RING0: u64 = 0x100;
-const RING_STRIDE: u64 = 0x20;
-const RING_BASE: u64 = 0x00;
-const RING_SIZE: u64 = 0x08;
-const RING_CTL: u64 = 0x0c;
-const RING_HEAD: u64 = 0x10;
-const RING_TAIL: u64 = 0x14;
-
-const RING_CTL_ENABLE: u32 = 1 << 0;
-const STATUS_BUSY: u32 = 1 << 0;
-const STATUS_SCHEDULED: u32 = 1 << 1;
-const STATUS_FAILED: u32 = 1 << 2;
-/// `IRQ_STATUS` bit of a fault; bit `e` is a completion on engine `e`.
-const IRQ_FAULT: u32 = 1 << 8;
+/// `IRQ_STATUS` bits that exist: the fault and one completion per engine.
 const IRQ_VALID: u32 = IRQ_FAULT | ((1 << ENGINES) - 1);
-
-/// `R_ID` value: "GVTS".
-const DEVICE_MAGIC: u32 = 0x5354_5647;
-/// Protocol version: rings in guest memory.
-const VERSION: u32 = 2;
-const PCI_VENDOR: u16 = 0x8086;
-const PCI_DEVICE: u16 = 0x7a5a;
 
 // Configuration space layout.
 const CFG_COMMAND: usize = 0x04;
@@ -177,7 +137,7 @@ pub(super) fn init_config(cfg: &mut [u8; CFG_SIZE], ty: usize) {
     put8(cfg, CFG_STATUS, STATUS_CAP_LIST);
     // Revision 2 (the protocol), class 0x038000 (display controller, other).
     if let Some(c) = cfg.get_mut(0x08..0x0c) {
-        c.copy_from_slice(&[VERSION as u8, 0x00, 0x80, 0x03]);
+        c.copy_from_slice(&[PROTOCOL_VERSION as u8, 0x00, 0x80, 0x03]);
     }
     put16(cfg, 0x2c, PCI_VENDOR);
     put16(cfg, 0x2e, u16::try_from(ty + 1).unwrap_or(0));
@@ -209,7 +169,7 @@ fn cfg_write_mask(at: usize) -> u8 {
 /// Size of VFIO region `index` (0: absent).
 pub(super) fn region_size(index: u32) -> u64 {
     match index {
-        REGION_BAR0 => BAR0_SIZE,
+        REGION_BAR0 => BAR0_SIZE as u64,
         REGION_CONFIG => CFG_SIZE as u64,
         _ => 0,
     }
@@ -258,17 +218,17 @@ fn config_access(v: &SimVgpu, off: u64, data: &mut [u8], write: bool) -> Result 
 }
 
 /// The register containing BAR0 offset `off`: its offset and width.
-fn register_at(off: u64) -> Option<(u64, usize)> {
-    let rings_end = R_RING0 + RING_STRIDE * ENGINES as u64;
+fn register_at(off: usize) -> Option<(usize, usize)> {
+    let rings_end = REG_RING0 + RING_STRIDE * ENGINES;
     match off {
-        R_BUSY_NS..=0x37 => Some((R_BUSY_NS, 8)),
-        R_STATUS_PAGE..=0x47 => Some((R_STATUS_PAGE, 8)),
-        R_GTT_DATA..=0x6f => Some((R_GTT_DATA, 8)),
-        0x00..=0x2f | R_IRQ_STATUS..=0x3f | R_RESET..=0x4b | R_GTT_INDEX..=0x63 => {
+        REG_BUSY_NS..=0x37 => Some((REG_BUSY_NS, 8)),
+        REG_STATUS_PAGE..=0x47 => Some((REG_STATUS_PAGE, 8)),
+        REG_GTT_DATA..=0x6f => Some((REG_GTT_DATA, 8)),
+        0x00..=0x2f | REG_IRQ_STATUS..=0x3f | REG_RESET..=0x4b | REG_GTT_INDEX..=0x63 => {
             Some((off & !3, 4))
         }
-        x if (R_RING0..rings_end).contains(&x) => {
-            let rel = (x - R_RING0) % RING_STRIDE;
+        x if (REG_RING0..rings_end).contains(&x) => {
+            let rel = (x - REG_RING0) % RING_STRIDE;
             let ring = x - rel;
             match rel {
                 0..=7 => Some((ring + RING_BASE, 8)),
@@ -281,20 +241,21 @@ fn register_at(off: u64) -> Option<(u64, usize)> {
 }
 
 /// Engine and field of a ring register.
-fn ring_reg(reg: u64) -> Option<(usize, u64)> {
-    let rel = reg.checked_sub(R_RING0)?;
-    let e = usize::try_from(rel / RING_STRIDE).ok()?;
+fn ring_of(reg: usize) -> Option<(usize, usize)> {
+    let rel = reg.checked_sub(REG_RING0)?;
+    let e = rel / RING_STRIDE;
     (e < ENGINES).then_some((e, rel % RING_STRIDE))
 }
 
 fn bar0_access(v: &SimVgpu, off: u64, data: &mut [u8], write: bool) -> Result {
+    let off = usize::try_from(off).map_err(|_| EINVAL)?;
     let len = data.len();
-    if !matches!(len, 1 | 2 | 4 | 8) || off % (len as u64) != 0 {
+    if !matches!(len, 1 | 2 | 4 | 8) || off % len != 0 {
         return Err(EINVAL);
     }
     let (reg, width) = register_at(off).ok_or(EINVAL)?;
     let shift = (off - reg) * 8;
-    if off + len as u64 > reg + width as u64 {
+    if off + len > reg + width {
         return Err(EINVAL);
     }
     let mask = if len == 8 {
@@ -314,10 +275,10 @@ fn bar0_access(v: &SimVgpu, off: u64, data: &mut [u8], write: bool) -> Result {
     write_reg(v, &mut r, reg, written, mask)
 }
 
-fn read_reg(v: &SimVgpu, r: &Regs, reg: u64) -> Result<u64> {
+fn read_reg(v: &SimVgpu, r: &Regs, reg: usize) -> Result<u64> {
     let ty = TYPES.get(v.ty).ok_or(EINVAL)?;
     let d = &r.dev;
-    if let Some((e, field)) = ring_reg(reg) {
+    if let Some((e, field)) = ring_of(reg) {
         let ring = d.rings.get(e).ok_or(EINVAL)?;
         return Ok(match field {
             RING_BASE => ring.base,
@@ -329,11 +290,11 @@ fn read_reg(v: &SimVgpu, r: &Regs, reg: u64) -> Result<u64> {
         });
     }
     let val32 = match reg {
-        R_ID => DEVICE_MAGIC,
-        R_VERSION => VERSION,
-        R_ENGINES => ENGINES as u32,
-        R_VGPU_ID => u32::from(v.id),
-        R_STATUS => {
+        REG_ID => DEVICE_MAGIC,
+        REG_VERSION => PROTOCOL_VERSION,
+        REG_ENGINES => ENGINES as u32,
+        REG_VGPU_ID => u32::from(v.id),
+        REG_STATUS => {
             let s = v.gpu().engine.vgpu_stats(v.id);
             let busy = d.rings.iter().any(GuestRing::busy);
             let started = s.is_some_and(|s| s.started);
@@ -341,55 +302,55 @@ fn read_reg(v: &SimVgpu, r: &Regs, reg: u64) -> Result<u64> {
                 | (if started { STATUS_SCHEDULED } else { 0 })
                 | (if r.failed() { STATUS_FAILED } else { 0 })
         }
-        R_RING_MAX => RING_MAX,
-        R_SUBMITTED => d.submitted,
-        R_COMPLETED => d.completed,
-        R_FAULT => d.fault,
-        R_MAX_DURATION => MAX_DURATION_US,
-        R_GM_LOW => ty.low_mb,
-        R_GM_HIGH => ty.high_mb,
-        R_IRQ_STATUS => d.irq_status,
-        R_IRQ_ENABLE => d.irq_enable,
-        R_RESET => 0,
-        R_GTT_INDEX => r.gtt_index,
-        R_BUSY_NS => return Ok(d.busy_ns),
-        R_STATUS_PAGE => return Ok(d.status_page),
-        R_GTT_DATA => return v.gpu().gtt_read(v.id, r.gtt_index),
+        REG_RING_MAX => RING_MAX,
+        REG_SUBMITTED => d.submitted,
+        REG_COMPLETED => d.completed,
+        REG_FAULT => d.fault,
+        REG_MAX_DURATION => MAX_DURATION_US,
+        REG_GM_LOW => ty.low_mb,
+        REG_GM_HIGH => ty.high_mb,
+        REG_IRQ_STATUS => d.irq_status,
+        REG_IRQ_ENABLE => d.irq_enable,
+        REG_RESET => 0,
+        REG_GTT_INDEX => r.gtt_index,
+        REG_BUSY_NS => return Ok(d.busy_ns),
+        REG_STATUS_PAGE => return Ok(d.status_page),
+        REG_GTT_DATA => return v.gpu().gtt_read(v.id, r.gtt_index),
         _ => return Err(EINVAL),
     };
     Ok(u64::from(val32))
 }
 
 /// `written` holds the written bytes in place, `mask` says which they are.
-fn write_reg(v: &SimVgpu, r: &mut Regs, reg: u64, written: u64, mask: u64) -> Result {
+fn write_reg(v: &SimVgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Result {
     // The register's value after the write, for plain read-write registers.
     let merged = |cur: u64| (cur & !mask) | (written & mask);
-    if let Some((e, field)) = ring_reg(reg) {
+    if let Some((e, field)) = ring_of(reg) {
         return write_ring(v, r, e, field, written, mask);
     }
     match reg {
-        R_IRQ_STATUS => {
+        REG_IRQ_STATUS => {
             // Write 1 to clear.
             r.dev.irq_status &= !(written as u32);
             update_irq(v, r, false);
         }
-        R_IRQ_ENABLE => {
+        REG_IRQ_ENABLE => {
             let old = r.dev.irq_enable;
             r.dev.irq_enable = (merged(u64::from(old)) as u32) & IRQ_VALID;
             // Enabling a pending cause sends the MSI it held back.
             let newly = r.dev.irq_enable & !old & r.dev.irq_status;
             update_irq(v, r, newly != 0);
         }
-        R_STATUS_PAGE => {
+        REG_STATUS_PAGE => {
             // The page offset bits are read-only zero.
             r.dev.status_page = merged(r.dev.status_page) & !(GUEST_PAGE - 1);
         }
-        R_RESET => {
+        REG_RESET => {
             if written & 1 != 0 {
                 v.reset_locked(r, false)?;
             }
         }
-        R_GTT_INDEX => {
+        REG_GTT_INDEX => {
             let idx = merged(u64::from(r.gtt_index));
             let ty = TYPES.get(v.ty).ok_or(EINVAL)?;
             // 4 KB pages per MB.
@@ -398,7 +359,7 @@ fn write_reg(v: &SimVgpu, r: &mut Regs, reg: u64, written: u64, mask: u64) -> Re
             }
             r.gtt_index = idx as u32;
         }
-        R_GTT_DATA => {
+        REG_GTT_DATA => {
             let gpu = v.gpu();
             let cur = if mask == u64::MAX {
                 0
@@ -412,7 +373,14 @@ fn write_reg(v: &SimVgpu, r: &mut Regs, reg: u64, written: u64, mask: u64) -> Re
     Ok(())
 }
 
-fn write_ring(v: &SimVgpu, r: &mut Regs, e: usize, field: u64, written: u64, mask: u64) -> Result {
+fn write_ring(
+    v: &SimVgpu,
+    r: &mut Regs,
+    e: usize,
+    field: usize,
+    written: u64,
+    mask: u64,
+) -> Result {
     let ring = *r.dev.rings.get(e).ok_or(EINVAL)?;
     let merged = |cur: u64| (cur & !mask) | (written & mask);
     // A ring with outstanding work cannot be reprogrammed: such writes are
@@ -476,7 +444,7 @@ fn fetch(v: &SimVgpu, r: &mut Regs, e: usize) {
             return;
         }
         let index = ring.fetched;
-        let mut raw = [0u8; DESC_SIZE as usize];
+        let mut raw = [0u8; DESC_SIZE];
         let read = ring
             .desc_addr(index)
             .ok_or(EINVAL)
@@ -520,7 +488,7 @@ pub(super) fn complete(v: &SimVgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns
     // The guest sees the completion in the status page first; one that
     // cannot be written is a fault, not a completion.
     if r.dev.status_page != 0 {
-        let at = r.dev.status_page + STATUS_STRIDE * e as u64;
+        let at = r.dev.status_page + (STATUS_STRIDE * e) as u64;
         if v.dma_write(at, &status_record(&ring)).is_err() {
             v.fail_locked(r, Fault::StatusWrite, e, w.index);
             return;

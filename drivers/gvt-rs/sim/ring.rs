@@ -12,20 +12,14 @@
 
 use super::MAX_DURATION_US;
 
-/// Size of one descriptor in guest memory.
-pub(super) const DESC_SIZE: u64 = 32;
-/// Largest ring, in descriptors. At most `RING_MAX - 1` descriptors are
-/// outstanding, so a V-Channel of `RING_MAX` entries never overflows.
-pub(super) const RING_MAX: u32 = 64;
-/// Smallest useful ring: a ring of one descriptor can never hold one.
+use crate::protocol::{DESC_IRQ, DESC_SIZE, OP_EXEC, PAGE_BYTES, RING_MAX, STATUS_RECORD};
+
+/// Smallest useful ring: a ring of one descriptor can never hold one. At
+/// most `RING_MAX - 1` descriptors are outstanding, so a V-Channel of
+/// `RING_MAX` entries never overflows.
 const RING_MIN: u32 = 2;
 /// Guest addresses of rings and of the status page are page aligned.
-pub(super) const GUEST_PAGE: u64 = 4096;
-
-/// Opcode of a descriptor that runs a workload.
-const OP_EXEC: u32 = 1;
-/// Descriptor flag: raise an interrupt when the workload completes.
-pub(super) const DESC_IRQ: u32 = 1 << 0;
+pub(super) const GUEST_PAGE: u64 = PAGE_BYTES as u64;
 
 /// Why a vGPU failed: the `FAULT` register's reason byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +71,7 @@ pub(super) struct Desc {
     pub(super) reserved1: u64,
 }
 
-fn le32(b: &[u8; DESC_SIZE as usize], at: usize) -> u32 {
+fn le32(b: &[u8; DESC_SIZE], at: usize) -> u32 {
     let mut w = [0u8; 4];
     if let Some(s) = b.get(at..at + 4) {
         w.copy_from_slice(s);
@@ -87,7 +81,7 @@ fn le32(b: &[u8; DESC_SIZE as usize], at: usize) -> u32 {
 
 impl Desc {
     /// Decodes the little-endian layout of `struct gvt_sim_desc`.
-    pub(super) fn from_bytes(b: &[u8; DESC_SIZE as usize]) -> Self {
+    pub(super) fn from_bytes(b: &[u8; DESC_SIZE]) -> Self {
         Self {
             opcode: le32(b, 0),
             flags: le32(b, 4),
@@ -161,7 +155,7 @@ impl GuestRing {
     /// Guest address of descriptor `index`.
     pub(super) fn desc_addr(&self, index: u32) -> Option<u64> {
         self.base
-            .checked_add(u64::from(index).checked_mul(DESC_SIZE)?)
+            .checked_add(u64::from(index).checked_mul(DESC_SIZE as u64)?)
     }
 
     /// Descriptors from `from` up to `to`, going round the ring.
@@ -187,12 +181,7 @@ impl GuestRing {
     }
 }
 
-/// Size of the record of one engine in the status page, and its layout
-/// (`struct gvt_sim_engine_status`).
-pub(super) const STATUS_STRIDE: u64 = 64;
-pub(super) const STATUS_RECORD: usize = 24;
-
-/// The status page record of `ring`.
+/// The status page record of `ring` (`struct gvt_sim_engine_status`).
 pub(super) fn status_record(ring: &GuestRing) -> [u8; STATUS_RECORD] {
     let mut r = [0u8; STATUS_RECORD];
     let fields: [(usize, &[u8]); 4] = [
@@ -211,10 +200,11 @@ pub(super) fn status_record(ring: &GuestRing) -> [u8; STATUS_RECORD] {
 
 #[kernel::macros::kunit_tests(gvt_rs_sim_scanner)]
 mod tests {
-    use super::{Desc, Fault, GuestRing, DESC_SIZE, RING_MAX};
+    use super::{Desc, Fault, GuestRing};
+    use crate::protocol::{DESC_SIZE, RING_MAX};
 
-    fn raw(words: [u32; 8]) -> [u8; DESC_SIZE as usize] {
-        let mut b = [0u8; DESC_SIZE as usize];
+    fn raw(words: [u32; 8]) -> [u8; DESC_SIZE] {
+        let mut b = [0u8; DESC_SIZE];
         for (chunk, w) in b.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&w.to_le_bytes());
         }
@@ -269,7 +259,7 @@ mod tests {
         assert_eq!(r.enable(), Ok(()));
         assert!(r.enabled && r.head == 0 && r.tail == 0 && r.fetched == 0);
         assert_eq!((r.next(0), r.next(3)), (1, 0));
-        assert_eq!(r.desc_addr(3), Some(0x2000 + 3 * DESC_SIZE));
+        assert_eq!(r.desc_addr(3), Some(0x2000 + 3 * DESC_SIZE as u64));
     }
 
     #[test]
