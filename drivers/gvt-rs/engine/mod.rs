@@ -40,7 +40,7 @@ use crate::gvt_core::{
     },
     slots::{AllocatorKind, CopyStats, Move, Moves, Placement, PoolConfig, SlotError, SlotPool},
 };
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -241,6 +241,9 @@ pub struct Engine {
     slots: Mutex<SlotState>,
     /// Event counters.
     pub counters: Counters,
+    /// A placement moved ranges since [`Engine::ensure_resident`] last
+    /// found the running vGPU resident: the next dispatch checks again.
+    layout_changed: AtomicBool,
 }
 
 impl Engine {
@@ -273,6 +276,7 @@ impl Engine {
             }, "gvt_rs_policy"),
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
+            layout_changed: AtomicBool::new(true),
         }? Error))
     }
 
@@ -293,6 +297,7 @@ impl Engine {
 
     fn apply_moves<P: Provider + ?Sized, const V: usize>(&self, p: &P, moves: &Moves<V>) {
         for m in moves.iter() {
+            self.layout_changed.store(true, Ordering::Release);
             p.relocate(m);
             trace::relocate(&self.name, m.id, m.from, m.to, m.slots);
             Counters::bump(&self.counters.relocations, 1);
@@ -606,11 +611,18 @@ impl Engine {
     /// reloaded here, otherwise the caller must hold the dispatch back until
     /// the engines drained.
     pub fn ensure_resident<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, drained: bool) -> bool {
+        // Only moves take slots from the vGPU that runs (another vGPU's
+        // slots become resident only when it is switched in): without a
+        // move since the last check, there is nothing to look at.
+        if !self.layout_changed.swap(false, Ordering::AcqRel) {
+            return true;
+        }
         let mut sl = self.slots.lock();
         if sl.pool.resident(id) {
             return true;
         }
         if !drained {
+            self.layout_changed.store(true, Ordering::Release);
             return false;
         }
         let Ok(plan) = sl.pool.reload(id) else {
@@ -626,7 +638,11 @@ impl Engine {
         }
         Counters::bump(&self.counters.gtt_entries, plan.entries());
         Counters::bump(&self.counters.reloads, 1);
-        sl.pool.resident(id)
+        let resident = sl.pool.resident(id);
+        if !resident {
+            self.layout_changed.store(true, Ordering::Release);
+        }
+        resident
     }
 
     fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {
