@@ -191,6 +191,23 @@ def is_skip_all(t):
         and "SKIP" in plans[0]
 
 
+def dmesg_time(line):
+    m = re.match(r"^\[\s*(\d+\.\d+)\]", line)
+    return float(m.group(1)) if m else None
+
+
+def merge_dmesg(boot, final):
+    """The boot log dumped before the tests, then what the final dump has
+    after it: the ring buffer may have dropped the boot lines by the end."""
+    last = max((t for t in map(dmesg_time, boot) if t is not None), default=None)
+    if last is None:
+        return final
+    first = next((t for t in map(dmesg_time, final) if t is not None), None)
+    if first is not None and first > last:
+        print(f"  note: the kernel log buffer dropped lines between {last:.3f} s and {first:.3f} s")
+    return boot + [l for l in final if (dmesg_time(l) or 0) > last]
+
+
 def parse_kunit(dmesg):
     """KUnit results: top-level suites {suite: ok}, their cases
     {(suite, case): ok} (a case that failed in any run counts as failed),
@@ -260,7 +277,8 @@ def main():
     if not done:
         problems.append("the VM did not finish (crash, hang or timeout)")
 
-    dmesg = section(lines, "@@GVT_RS_DMESG_BEGIN", "@@GVT_RS_DMESG_END")
+    dmesg = merge_dmesg(section(lines, "@@GVT_RS_BOOT_DMESG_BEGIN", "@@GVT_RS_BOOT_DMESG_END"),
+                        section(lines, "@@GVT_RS_DMESG_BEGIN", "@@GVT_RS_DMESG_END"))
     # Console output also counts: a crash may prevent the dmesg dump.
     console = [l for l in lines if not l.startswith("@@")]
     seen = set()

@@ -3,16 +3,16 @@
 #
 # Runs every installed kselftest (kselftest-list.txt) inside the VM, framing
 # each one's TAP output with markers for the host-side parser
-# (scripts/vm_results.py). The kernel command line option gvt_rs.tests=a,b
-# limits the set to the named tests; gvt_rs.skip=a,b leaves the named ones
+# (scripts/vm_results.py). The kernel command line option gvt_rs_vm.tests=a,b
+# limits the set to the named tests; gvt_rs_vm.skip=a,b leaves the named ones
 # out of a full run.
 
 filter=
 skip=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
-	gvt_rs.tests=*) filter=$(echo "${arg#gvt_rs.tests=}" | tr , ' ') ;;
-	gvt_rs.skip=*) skip=$(echo "${arg#gvt_rs.skip=}" | tr , ' ') ;;
+	gvt_rs_vm.tests=*) filter=$(echo "${arg#gvt_rs_vm.tests=}" | tr , ' ') ;;
+	gvt_rs_vm.skip=*) skip=$(echo "${arg#gvt_rs_vm.skip=}" | tr , ' ') ;;
 	esac
 done
 
