@@ -286,6 +286,10 @@ gpu_ro!(R_SWITCHES, s_switches, c"switches", |g| g
     .engine
     .gpu_stats()
     .switches);
+gpu_ro!(R_WITHHELD, s_withheld, c"withheld_ns", |g| g
+    .engine
+    .gpu_stats()
+    .withheld_ns);
 gpu_ro!(R_ROUNDS, s_rounds, c"vmcg_rounds", |g| g
     .engine
     .gpu_stats()
@@ -351,7 +355,7 @@ static A_POLICY: Attribute<GpuDir> = Attribute::read_write(c"policy", show_polic
 static A_ALLOC: Attribute<GpuDir> =
     Attribute::read_write(c"gm_allocator", show_allocator, store_allocator);
 
-static GPU_ATTRS: [&Attribute<GpuDir>; 44] = [
+static GPU_ATTRS: [&Attribute<GpuDir>; 45] = [
     &A_POLICY,
     &T_TBS_TICK,
     &T_TBS_BAL,
@@ -382,6 +386,7 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 44] = [
     &R_ACTIVE,
     &R_PICKS,
     &R_SWITCHES,
+    &R_WITHHELD,
     &R_ROUNDS,
     &R_INFLIGHT,
     &R_ENGINES,

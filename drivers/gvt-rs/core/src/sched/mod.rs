@@ -44,6 +44,7 @@ mod tbs;
 mod throttle;
 mod vchannel;
 mod vmcg;
+mod withheld;
 
 #[cfg(test)]
 mod tests;
@@ -61,6 +62,7 @@ use throttle::Throttle;
 use vchannel::{Life, Vgpu};
 pub use vchannel::{LAT_BUCKETS, MAX_ENGINES};
 use vmcg::{Vmcg, VmcgCfg};
+use withheld::Withheld;
 
 /// Largest supported number of vGPUs per scheduler.
 pub const MAX_VGPUS: usize = BITS;
@@ -348,6 +350,9 @@ pub struct GpuStats {
     pub rounds: u64,
     /// Workloads in flight.
     pub inflight: u32,
+    /// GPU time the policy chose to leave idle while a started vGPU had
+    /// work queued, up to each decision's deadline (see `withheld.rs`), ns.
+    pub withheld_ns: u64,
 }
 
 /// The scheduler of one GPU with room for `N` vGPUs.
@@ -374,6 +379,9 @@ pub struct Scheduler<const N: usize> {
     fair: Fairness,
     picks: u64,
     switches: u64,
+    withheld: Withheld,
+    /// The latest `now` of a call that updated `withheld`.
+    last_now: u64,
 }
 
 impl<const N: usize> Default for Scheduler<N> {
@@ -437,6 +445,8 @@ impl<const N: usize> Scheduler<N> {
             fair: Fairness::PERFECT,
             picks: 0,
             switches: 0,
+            withheld: Withheld::new(),
+            last_now: 0,
         }
     }
 
@@ -633,6 +643,7 @@ impl<const N: usize> Scheduler<N> {
             }
             Policy::Sfq => {}
         }
+        self.note_withheld(now);
         Ok(())
     }
 
@@ -659,6 +670,7 @@ impl<const N: usize> Scheduler<N> {
         if self.current == Some(id) {
             self.force = true;
         }
+        self.note_withheld(now);
         Ok(())
     }
 
@@ -731,6 +743,7 @@ impl<const N: usize> Scheduler<N> {
         if self.policy == Policy::Tbs {
             self.tbs_schedule(now, false);
         }
+        self.note_withheld(now);
         Ok(())
     }
 
@@ -835,6 +848,7 @@ impl<const N: usize> Scheduler<N> {
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
         }
+        self.note_withheld(now);
         Ok(())
     }
 
@@ -869,6 +883,7 @@ impl<const N: usize> Scheduler<N> {
             }
         }
         self.thr.charge(id, gpu_ns, w);
+        self.note_withheld(now);
         Ok(())
     }
 
@@ -880,6 +895,7 @@ impl<const N: usize> Scheduler<N> {
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
         }
+        self.note_withheld(self.last_now);
         Ok(())
     }
 
@@ -949,6 +965,7 @@ impl<const N: usize> Scheduler<N> {
                 }
             }
         }
+        self.note_withheld(now);
     }
 
     /// When [`Scheduler::tick`] should next be called (absolute ns, `>= now`;
@@ -978,6 +995,47 @@ impl<const N: usize> Scheduler<N> {
         }
     }
 
+    /// The deadline of the decision that leaves the GPU idle while a
+    /// started vGPU has work queued, or `None` if the GPU is not withheld
+    /// (see `withheld.rs`).
+    fn withheld_until(&self, now: u64) -> Option<u64> {
+        if self.inflight > 0 {
+            return None;
+        }
+        let waiting = match self.current {
+            // The current vGPU dispatches its own work (or its turn is over
+            // and the next decision is due): nothing is held back.
+            Some(c) if self.backlogged.get(c) => false,
+            Some(c) => self.backlogged.any_except(c),
+            None => !self.backlogged.is_empty(),
+        };
+        if !waiting {
+            return None;
+        }
+        let deadline = match (self.policy, self.current) {
+            // A switch is decided: the engine asks for it at once.
+            (Policy::Tbs, _) if self.tbs.target.is_some() => now,
+            (Policy::Tbs, _) => self.tbs.next_tick.unwrap_or(now),
+            (_, Some(_)) => {
+                let end = self.turn_start.saturating_add(self.turn_slice);
+                match self.idle_since {
+                    Some(i) => end.min(i.saturating_add(self.us(Tunable::IdleThresholdUs))),
+                    None => end,
+                }
+            }
+            (_, None) if self.force => now,
+            (_, None) => self.next_timer(now),
+        };
+        Some(deadline)
+    }
+
+    fn note_withheld(&mut self, now: u64) {
+        let now = now.max(self.last_now);
+        let until = self.withheld_until(now);
+        self.withheld.update(now, until);
+        self.last_now = now;
+    }
+
     fn end_turn(&mut self, c: usize, now: u64) {
         if let Some(t) = self.idle_since.take() {
             self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
@@ -1002,6 +1060,12 @@ impl<const N: usize> Scheduler<N> {
     /// (else [`Error::Busy`]), when [`Scheduler::need_resched`] says so or
     /// when nothing is current.
     pub fn pick(&mut self, now: u64) -> Result<Pick, Error> {
+        let r = self.decide(now);
+        self.note_withheld(now);
+        r
+    }
+
+    fn decide(&mut self, now: u64) -> Result<Pick, Error> {
         if self.inflight > 0 {
             return Err(Error::Busy);
         }
@@ -1121,6 +1185,7 @@ impl<const N: usize> Scheduler<N> {
             switches: self.switches,
             rounds: self.vmcg.rounds,
             inflight: self.inflight,
+            withheld_ns: self.withheld.total_ns(self.last_now),
         }
     }
 

@@ -930,3 +930,72 @@ fn restart_buys_no_priority_and_keeps_debt() {
         }
     }
 }
+
+// ---- withheld GPU time -----------------------------------------------------
+
+/// Withheld GPU time of issue187's run (one busy vGPU, a second started but
+/// idle) over the measured 3 s, and the busy vGPU's loss against running
+/// alone, both in ppm of the period.
+fn issue187_withheld(policy: Policy) -> (u64, u64) {
+    let alone = issue187(policy, false);
+    let mut sim = Sim::<4>::new(policy);
+    sim.add(0, 8);
+    sim.saturate[0] = Some(MS);
+    sim.add(1, 8);
+    sim.run_until(3000 * MS);
+    let w0 = sim.s.gpu_stats().withheld_ns;
+    sim.measure();
+    sim.run_until(6000 * MS);
+    let w = sim.s.gpu_stats().withheld_ns - w0;
+    let loss = alone.saturating_sub(sim.busy[0]);
+    (w * 1_000_000 / (3000 * MS), loss * 1_000_000 / (3000 * MS))
+}
+
+#[test]
+fn withheld_is_the_idle_time_a_policy_chose() {
+    // sfq and vmcg never idle the GPU for a vGPU that submits nothing.
+    assert_eq!(issue187_withheld(Policy::Sfq).0, 0);
+    assert_eq!(issue187_withheld(Policy::Vmcg).0, 0);
+    // tbs gives the idle vGPU its turns: the busy one's loss is the time
+    // withheld, to the 1 ms workloads cut by the period's edges.
+    let (w, loss) = issue187_withheld(Policy::Tbs);
+    assert!(
+        w >= 450_000,
+        "tbs withholds about half: {w} ppm, loss {loss} ppm"
+    );
+    assert!(
+        w.abs_diff(loss) <= 1_000,
+        "withheld {w} ppm, loss {loss} ppm"
+    );
+}
+
+#[test]
+fn withheld_counts_decisions_not_timer_latency() {
+    let mut s = Scheduler::<4>::new();
+    s.set_policy(Policy::Sfq, 0).unwrap();
+    for id in 0..2 {
+        s.create(id, 8, 512).unwrap();
+        s.start(id, 0).unwrap();
+    }
+    let thr = s.tunable(Tunable::IdleThresholdUs) * US;
+    s.queued(0, 0, 0).unwrap();
+    assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu: 0, .. }));
+    assert_eq!(s.next_vgpu(0, 0), Some(0));
+    s.dispatched(0, 0, 0, 0).unwrap();
+    s.queued(1, 0, MS).unwrap();
+    // vGPU 0 completes with nothing queued: its turn is held for the idle
+    // threshold while vGPU 1 waits.
+    s.completed(0, 0, MS, 2 * MS).unwrap();
+    assert_eq!(s.gpu_stats().withheld_ns, 0);
+    assert!(!s.need_resched(2 * MS + thr - 1));
+    // The engine acts 5 ms late: the lateness is not the policy's.
+    let late = 2 * MS + thr + 5 * MS;
+    assert!(s.need_resched(late));
+    s.tick(late);
+    assert!(matches!(s.pick(late).unwrap(), Pick::Run { vgpu: 1, .. }));
+    assert_eq!(s.gpu_stats().withheld_ns, thr);
+    // vGPU 1 dispatching ends the stretch.
+    s.dispatched(1, 0, MS, late).unwrap();
+    s.completed(1, 0, MS, late + MS).unwrap();
+    assert_eq!(s.gpu_stats().withheld_ns, thr);
+}

@@ -4,8 +4,9 @@
 # Fairness of the policies, measured on the simulated GPU with guest
 # emulators opening their vGPUs through VFIO:
 #  1. weights 1:2:3 get GPU shares within 2 points of 1/6, 2/6, 3/6 (sfq);
-#  2. a started-but-idle neighbour costs a busy vGPU < 2% (sfq), < 4% (vmcg), and
-#     what tbs loses is reported (best of three interleaved samples each);
+#  2. beside a started-but-idle neighbour, sfq and vmcg withhold no GPU
+#     time from a busy vGPU (withheld_ns stays 0: exact, not a wall-clock
+#     rate), tbs does (it gives the idle vGPU its turns);
 #  3. a neighbour submitting long batches does not starve one submitting
 #     short batches (sfq: at least 40% of the GPU against a fair 50%; tbs
 #     and vmcg: at least 10%, their figures are reported).
@@ -56,56 +57,32 @@ check "sfq: weights 1:2:3 get shares within 2% (max error $4)" awk -v m="$4" 'BE
 for u in $u1 $u2 $u3; do vgpu_remove "$u"; done
 
 # ---- 2. an idle-but-started neighbour --------------------------------------
-# util POLICY WITH_IDLE: busy fraction of a saturating vGPU over 5 s. Long
-# (10 ms) workloads keep the guest's and the work item's latency under TCG
-# small against the GPU time, so that the comparison is not noise.
-util() {
-	set_attr "$GVT_GPU/policy" "$1"
+# A busy vGPU beside a started vGPU that submits nothing (gvt-linux #187).
+# What the policy decides is counted exactly: withheld_ns, the GPU time it
+# chose to leave idle while work waited, up to each decision's deadline
+# (timer and work-item latency left out, so a busy host changes nothing).
+# sfq and vmcg never withhold for a vGPU with nothing queued; tbs gives it
+# its turns. The busy vGPU's wall-clock busy fraction is a figure only:
+# under TCG it also measures how promptly the guest refills its queue.
+for p in sfq vmcg tbs; do
+	set_attr "$GVT_GPU/policy" $p
 	a=$(vgpu_create GVTg_V5_4)
-	if [ "$2" = 1 ]; then
-		b=$(vgpu_create GVTg_V5_4)
-		guest "$b" /tmp/idle_b.out -p idle -t 8
-	fi
+	b=$(vgpu_create GVTg_V5_4)
+	guest "$b" /tmp/idle_b.out -p idle -t 8
 	guest "$a" /tmp/idle_a.out -p compute -q 4 -d 10000 -t 7
 	sleep 1.5
-	x0=$(busy "$a") t0=$(uptime_ms)
+	w0=$(cat "$GVT_GPU/withheld_ns") x0=$(busy "$a") t0=$(uptime_ms)
 	sleep 5
-	x1=$(busy "$a") t1=$(uptime_ms)
+	w1=$(cat "$GVT_GPU/withheld_ns") x1=$(busy "$a") t1=$(uptime_ms)
 	wait
 	vgpu_remove "$a"
-	[ "$2" = 1 ] && vgpu_remove "$b"
-	awk -v d=$((x1 - x0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.4f\n", d / (t * 1e6) }'
-}
-
-# max A B: the larger of two busy fractions.
-max() {
-	awk -v a="$1" -v b="$2" 'BEGIN { print (a > b) ? a : b }'
-}
-
-# Under TCG a guest or work-item stall now and then lowers one sample by a
-# few percent, which is noise, not the policy. So each condition is
-# measured three times, interleaved, and its best sample is compared: a
-# policy that really loses throughput to an idle neighbour (tbs) loses it
-# in every sample.
-# Bounds: sfq 2%. vmcg 4%: its credits refill in rounds, which costs the
-# busy vGPU about 0.5% next to an idle one, and under TCG its best-of-three
-# samples still spread by +-1.5% (-1.1% to +2.3% over six clean runs).
-# tbs loses about 49%, far beyond either.
-for p in sfq vmcg tbs; do
-	bound_pct=2
-	[ $p = vmcg ] && bound_pct=4
-	alone=0 with=0
-	for k in 1 2 3; do
-		alone=$(max "$alone" "$(util $p 0)")
-		with=$(max "$with" "$(util $p 1)")
-	done
-	loss=$(awk -v a="$alone" -v w="$with" 'BEGIN { printf "%.4f\n", (a - w) / a }')
-	echo "# figure: policy=$p idle-neighbour busy_alone=$alone busy_with_idle=$with loss=$loss"
+	vgpu_remove "$b"
+	w=$((w1 - w0))
+	echo "# figure: policy=$p idle neighbour: busy fraction $(awk -v d=$((x1 - x0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", d / (t * 1e6) }'), withheld $((w / 1000000)) ms of $((t1 - t0)) ms"
 	if [ $p = tbs ]; then
-		check "tbs: idle-neighbour loss reported ($loss)" test -n "$loss"
+		check "tbs: the idle neighbour's turns withhold the GPU ($((w / 1000000)) ms)" test "$w" -gt 0
 	else
-		check "$p: an idle neighbour costs < $bound_pct% (loss $loss)" \
-			awk -v l="$loss" -v b="$bound_pct" 'BEGIN { exit !(l < b / 100) }'
+		check "$p: no GPU time withheld for an idle neighbour (withheld_ns $w)" test "$w" -eq 0
 	fi
 done
 
