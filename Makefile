@@ -5,7 +5,8 @@
 #
 #   make run        bootstrap, build, boot the VM and run the demo
 #   make check      host tests + kernel build + VM tests (what CI runs)
-#   make check-nested  the real-client test: QEMU guests on vGPUs in the VM
+#   make check-nested  only the real-client test (QEMU guests on vGPUs in
+#                      the VM), which `make check` also runs
 #   make help       all targets
 #
 # Set KDIR=/path/to/linux to use your own Linux 7.3 tree instead of the
@@ -17,7 +18,7 @@ export KDIR
 CORE := drivers/gvt-rs/core
 SIM := tools/gvt-sim
 
-.PHONY: all run check check-nested help bootstrap kernel host-test host-lint vm-check vm-run shell \
+.PHONY: all run check check-nested bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
 	patches docs clean-cache
 
 all: kernel
@@ -30,6 +31,7 @@ help:
 	@echo "  make host-lint  rustfmt --check and clippy -D warnings on host crates"
 	@echo "  make vm-check   boot the VM and run selftests + KUnit"
 	@echo "  make shell      boot the VM with a shell"
+	@echo "  make bench      QEMU guest against gvt_guest: workloads/s, BAR accesses/workload"
 	@echo "  make patches    export the kernel patch series to out/patches"
 
 bootstrap:
@@ -57,6 +59,9 @@ check:
 	@scripts/check.sh
 
 run: vm-run
+
+bench: kernel
+	@scripts/vm-run.sh bench
 
 check-nested: kernel
 	@GVT_RS_TESTS=gvt_rs_qemu.sh scripts/vm-run.sh check

@@ -96,12 +96,9 @@ if [ -d "$GPU" ] && [ -x /usr/bin/qemu-system-x86_64 ] && [ -f /l2/bzImage ]; th
 	Q=$(create GVTg_V5_4 6)
 	G=$(create GVTg_V5_4 7)
 	echo "  qemu-system-x86_64 -accel tcg -machine pc -m 160 ... -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/$Q"
-	echo "  (the guest boots this kernel nested in this TCG VM: about four minutes)"
-	/usr/bin/qemu-system-x86_64 -accel tcg -machine pc -m 160 -smp 1 -nodefaults -no-reboot \
-		-display none -monitor none -serial file:/tmp/demo_qemu.console \
-		-kernel /l2/bzImage -initrd /l2/initramfs.cpio.gz \
-		-append "console=ttyS0 loglevel=4 panic=-1 kunit.enable=0 kmemleak=off gvt_l2.run=-p,compute,-d,5000,-q,8,-t,20" \
-		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$Q" </dev/null >/dev/null 2>/tmp/demo_qemu.err &
+	echo "  (the guest boots this kernel nested in this TCG VM: about two minutes)"
+	/l2/qemu /tmp/demo_qemu.console "$Q" gvt_l2.run=-p,compute,-d,5000,-q,8,-t,20 \
+		</dev/null >/dev/null 2>/tmp/demo_qemu.err &
 	qpid=$!
 	i=0
 	while ! grep -q "@@L2_RUN " /tmp/demo_qemu.console 2>/dev/null && kill -0 $qpid 2>/dev/null && [ $i -lt 900 ]; do

@@ -28,7 +28,7 @@ for entry in $(cat kselftest-list.txt); do
 	fi
 	echo "@@GVT_RS_TEST_BEGIN $name"
 	start=$(cut -d' ' -f1 /proc/uptime)
-	(cd "$dir" && timeout 900 "./$name" 2>&1)
+	(cd "$dir" && timeout 1200 "./$name" 2>&1)
 	trc=$?
 	end=$(cut -d' ' -f1 /proc/uptime)
 	echo "@@GVT_RS_TEST_END $name rc=$trc start=$start end=$end"

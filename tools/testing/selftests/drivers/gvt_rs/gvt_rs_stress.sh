@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Under load: GTT slot sharing keeps every vGPU's entries its own while only
-# non-resident slots are copied; 100 vGPU create/destroy cycles; policy and
+# non-resident slots are copied; 100 vGPU create/destroy cycles, then two
+# shells creating and removing at once, every guest checking its GTT; policy and
 # throttle switches; allocator switches refused. The VM runner fails the run
 # on any kernel warning or lockdep report.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 14
 check "gvt_rs ready" sim_ready
 
 # ---- GTT slots: static vs gscale -------------------------------------------
@@ -82,6 +83,33 @@ while [ $i -lt 100 ]; do
 done
 check "100 create/destroy cycles under load ($i done)" $ok
 check "no vGPU left but the loaded one" sh -c "[ \$(cat $GVT_GPU/vgpus) = 1 ]"
+
+# ---- two shells creating and removing at once, under load --------------------
+# A vGPU's id is reused as soon as it is freed: a create racing a remove
+# must never end up with GTT entries the dying vGPU frees, or with another
+# VM's entries (each cycle's guest checks its GTT while it runs, -g).
+churn() {
+	j=0
+	while [ $j -lt 20 ]; do
+		u=$(vgpu_create GVTg_V5_8) || { echo "create failed"; return 1; }
+		"$GVT_GUEST" -g -p compute -q 2 -d 500 -t 0.2 "$u" >"/tmp/churn_$1.out" 2>&1
+		grep -q 'gtt_mismatch=0' "/tmp/churn_$1.out" || { cat "/tmp/churn_$1.out"; return 1; }
+		vgpu_remove "$u" || { echo "remove failed"; return 1; }
+		j=$((j + 1))
+	done
+}
+churn a >/tmp/churn_a.log 2>&1 &
+pa=$!
+churn b >/tmp/churn_b.log 2>&1 &
+pb=$!
+wait $pa
+ra=$?
+wait $pb
+rb=$?
+sed 's/^/# a: /' /tmp/churn_a.log
+sed 's/^/# b: /' /tmp/churn_b.log
+check "two shells: 2 x 20 concurrent create/check/remove cycles, every GTT intact" test $ra = 0 -a $rb = 0
+check "no vGPU left but the loaded one after the concurrent cycles" sh -c "[ \$(cat $GVT_GPU/vgpus) = 1 ]"
 
 # ---- policy and allocator switches under load --------------------------------
 u2=$(vgpu_create GVTg_V5_2)
