@@ -58,7 +58,7 @@ log "VM finished in $(($(date +%s) - start)) s (qemu status $qrc)"
 [ "$qrc" -eq 124 ] && log "the VM timed out after ${VM_TIMEOUT:-2700} s"
 
 tests=$(find "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs" -maxdepth 1 -name '*.sh' \
-	-not -name '*_lib.sh' -printf '%f\n' | sort | grep -vxF "${GVT_RS_SKIP//,/$'\n'}")
+	-not -name '*_lib.sh' -printf '%f\n' | sort | grep -vxF -f <(tr , '\n' <<<"${GVT_RS_SKIP:-}"))
 progs=$(sed -n 's/^TEST_GEN_PROGS *[:+]*= *//p' "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs/Makefile")
 # A full run must have run every selftest and KUnit suite; a subset, the
 # tests it names (a misspelt name fails instead of passing with nothing run).

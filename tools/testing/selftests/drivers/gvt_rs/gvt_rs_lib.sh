@@ -49,10 +49,16 @@ type_dir() {
 	echo "$GVT_PARENT/mdev_supported_types/gvtsim-$1"
 }
 
-# new_uuid: a fresh UUID (a counter kept in /tmp, so subshells work).
+# new_uuid: a fresh UUID. A counter kept in /tmp (so subshells work); each
+# number is claimed with mkdir, which only one caller can win, so shells
+# creating vGPUs at the same time never pick the same one.
 new_uuid() {
+	mkdir -p /tmp/.gvt_rs_uuid.d
 	n=$(cat /tmp/.gvt_rs_uuid 2>/dev/null || echo 0)
 	n=$((n + 1))
+	while ! mkdir "/tmp/.gvt_rs_uuid.d/$n" 2>/dev/null; do
+		n=$((n + 1))
+	done
 	echo "$n" >/tmp/.gvt_rs_uuid
 	printf '%08x-0000-4000-8000-%012x\n' "$n" "$n"
 }
