@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make bench`: the cost of the submission path for a guest through QEMU
-# against the guest emulator (gvt_guest). Each runs the same load alone on
+# `make bench`: (1) the cost of the submission path for a guest through
+# QEMU against the guest emulator (gvt_guest); (2) an interactive vGPU's
+# frame rate beside saturating neighbours, per policy. Each runs the same load alone on
 # its own vGPU: 1 ms workloads, 8 queued, for 20 s, so that what limits the
 # rate is the path (MMIO exits, interrupts, guest wake-ups), not the GPU.
 # For each it prints workloads per second and BAR accesses per workload.
@@ -60,4 +61,53 @@ echo "== result (1 ms workloads, 8 queued, ${RUN_S} s, each alone on an sfq GPU)
 printf '  %-34s %12s %14s %18s\n' client workloads workloads/s "BAR accesses/wl"
 printf '  %-34s %12s %14s %18s\n' "gvt_guest (VFIO, test VM)" "${g_done:-?}" "${g_rate:-?}" "$(per "${g_acc:-0}" "${g_done:-0}")"
 printf '  %-34s %12s %14s %18s\n' "QEMU guest (nested, whole life)" "${q_done:-?}" "${q_rate:-?}" "$(per "$q_acc" "${q_done:-0}")"
+
+# ---- an interactive vGPU beside saturating ones ------------------------------
+# gvt_guest renders frames of one 1 ms workload and 15 ms of think time,
+# alone and beside 7 neighbours that keep four 2 ms workloads queued, 10 s
+# each, per policy (and sfq without wake-up preemption). The neighbours'
+# GPU shares come from the host's accounting (busy_ns).
+n_vgpu=100
+# next_vgpu: a new GVTg_V5_8 vGPU (eight fit the simulated GPU).
+next_vgpu() {
+	n_vgpu=$((n_vgpu + 1))
+	u=$(printf '%08x-0000-4000-8000-%012x' "$n_vgpu" "$n_vgpu")
+	echo "$u" >"$TYPES/gvtsim-GVTg_V5_8/create" && echo "$u"
+}
+# frames NEIGHBOURS: the frame guest's frames per second beside NEIGHBOURS
+# saturating guests; the neighbours' min/max GPU time in /tmp/bench_mm.
+frames() {
+	list=
+	for _ in $(seq 1 "$1"); do
+		b=$(next_vgpu) || return 1
+		list="$list $b"
+		"$GUEST" -p compute -q 4 -d 2000 -t 13 "$b" >/dev/null 2>&1 &
+	done
+	l=$(next_vgpu) || return 1
+	sleep 1
+	b0=
+	for b in $list; do b0="$b0 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
+	"$GUEST" -p frames -f 1 -d 1000 -z 15000 -t 10 "$l" >/tmp/bench_f.out 2>&1
+	b1=
+	for b in $list; do b1="$b1 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
+	wait
+	echo "$b0 / $b1" | awk '{ n = (NF - 1) / 2; min = -1; max = 0
+		for (i = 1; i <= n; i++) { d = $(n + 1 + i) - $i; if (min < 0 || d < min) min = d; if (d > max) max = d }
+		if (n > 0 && max > 0) printf "%.3f\n", min / max; else print "-" }' >/tmp/bench_mm
+	for u in $list $l; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
+	sed -n 's/.* fps=\([0-9.]*\).*/\1/p' /tmp/bench_f.out
+}
+echo
+echo "== interactive: a frame vGPU (1 ms per frame, 15 ms think) alone and beside 7 saturating ones (four 2 ms queued), 10 s each"
+printf '  %-22s %10s %14s %11s %20s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max"
+for v in tbs vmcg sfq sfq-nopreempt; do
+	echo "${v%-nopreempt}" >"$GPU/policy"
+	case $v in *-nopreempt) echo 0 ;; *) echo 1 ;; esac >"$GPU/sfq_wake_preempt"
+	alone=$(frames 0)
+	beside=$(frames 7)
+	printf '  %-22s %10s %14s %11s %20s\n' "$v" "$alone" "$beside" \
+		"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)"
+done
+echo 1 >"$GPU/sfq_wake_preempt"
+echo tbs >"$GPU/policy"
 rmmod gvt_rs

@@ -163,6 +163,13 @@ tunable_attr!(
     c"sfq_wake_keeps_debt",
     Tunable::SfqWakeMaxVf
 );
+tunable_attr!(
+    T_PREEMPT,
+    s_preempt,
+    w_preempt,
+    c"sfq_wake_preempt",
+    Tunable::SfqWakePreempt
+);
 tunable_attr!(T_THR, s_thr, w_thr, c"throttle", Tunable::Throttle);
 tunable_attr!(
     T_THRF,
@@ -355,7 +362,7 @@ static A_POLICY: Attribute<GpuDir> = Attribute::read_write(c"policy", show_polic
 static A_ALLOC: Attribute<GpuDir> =
     Attribute::read_write(c"gm_allocator", show_allocator, store_allocator);
 
-static GPU_ATTRS: [&Attribute<GpuDir>; 45] = [
+static GPU_ATTRS: [&Attribute<GpuDir>; 46] = [
     &A_POLICY,
     &T_TBS_TICK,
     &T_TBS_BAL,
@@ -369,6 +376,7 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 45] = [
     &T_GMT,
     &T_SFQS,
     &T_WAKE,
+    &T_PREEMPT,
     &T_THR,
     &T_THRF,
     &T_WIN,

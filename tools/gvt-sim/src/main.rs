@@ -20,6 +20,7 @@ commands:
   issue187                  gvt-linux #187 idle-neighbour loss, every policy
   fig11                     FairGV Fig. 11 sweep, every policy
   mixes                     FairGV-style weighted mixes, every policy
+  interactive               a light frame vGPU beside 1/3/7/15 saturating ones, every policy
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
@@ -200,6 +201,7 @@ fn real_main(o: &Opts) -> Result<(), String> {
         "issue187" => print!("{}", report::issue187(&config(o, &scen("issue187")?.cfg)?)),
         "fig11" => print!("{}", report::fig11(&config(o, &scen("fig11")?.cfg)?)),
         "mixes" => print!("{}", report::mixes(&config(o, &Config::default())?)),
+        "interactive" => print!("{}", report::interactive(&config(o, &Config::default())?)),
         "all" => {
             let dir = o.out.as_deref().ok_or("all needs --out DIR")?;
             std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
@@ -219,6 +221,10 @@ fn real_main(o: &Opts) -> Result<(), String> {
                 ),
                 ("fig11.txt", report::fig11(&config(o, &scen("fig11")?.cfg)?)),
                 ("mixes.txt", report::mixes(&config(o, &Config::default())?)),
+                (
+                    "interactive.txt",
+                    report::interactive(&config(o, &Config::default())?),
+                ),
             ];
             for p in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {
                 let s = scen("joinleave")?;

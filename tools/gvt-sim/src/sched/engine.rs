@@ -132,12 +132,17 @@ impl VmResult {
     }
 
     pub fn lat_p99_us(&self) -> f64 {
+        self.lat_pct_us(99)
+    }
+
+    /// The `pct`th percentile of submit-to-dispatch waits (nearest rank), us.
+    pub fn lat_pct_us(&self, pct: u32) -> f64 {
         if self.lat.is_empty() {
             return 0.0;
         }
         let mut v = self.lat.clone();
         v.sort_unstable();
-        let i = ((v.len() as f64) * 0.99).ceil() as usize;
+        let i = ((v.len() as f64) * f64::from(pct) / 100.0).ceil() as usize;
         v[i.clamp(1, v.len()) - 1] as f64 / 1000.0
     }
 }

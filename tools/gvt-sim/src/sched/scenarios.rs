@@ -52,6 +52,11 @@ pub const NAMES: &[&str] = &[
     "fig11",
     "fig11-alone",
     "joinleave",
+    "interactive-alone",
+    "interactive-1",
+    "interactive-3",
+    "interactive-7",
+    "interactive-15",
 ];
 
 /// Background kernel sizes of the FairGV Fig. 11 sweep, us.
@@ -205,6 +210,46 @@ pub fn get(name: &str, bg_us: u64) -> Option<Scenario> {
                 cfg: Config {
                     warmup_ns: 0,
                     duration_ns: 10_000 * MS,
+                    ..Config::default()
+                },
+            }
+        }
+        n if n.starts_with("interactive-") => {
+            // A light, interactive vGPU (one 1 ms workload per frame, then
+            // 15 ms of CPU think time: about 6% of the GPU) beside N
+            // saturating neighbours of equal weight that keep four 2 ms
+            // workloads queued each (the test VM measurement of the
+            // latency issue).
+            let others = match &n["interactive-".len()..] {
+                "alone" => 0,
+                k => k.parse::<usize>().ok().filter(|&k| (1..=15).contains(&k))?,
+            };
+            let mut vms = vec![VmSpec::new(
+                "frames",
+                1,
+                Load::Frames {
+                    think_ns: 15 * MS,
+                    blocks: 1,
+                    svc_ns: MS,
+                    jitter_pct: 0,
+                },
+            )];
+            for i in 0..others {
+                vms.push(VmSpec::new(
+                    &format!("batch{}", i + 1),
+                    1,
+                    Load::Saturate {
+                        depth: 4,
+                        svc_ns: 2 * MS,
+                    },
+                ));
+            }
+            Scenario {
+                name: name.into(),
+                about: "a light frame vGPU (1 ms per frame, 15 ms think) beside N saturating neighbours (four 2 ms workloads queued), equal weights",
+                vms,
+                cfg: Config {
+                    warmup_ns: 1000 * MS,
                     ..Config::default()
                 },
             }

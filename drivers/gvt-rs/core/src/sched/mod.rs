@@ -52,7 +52,7 @@ mod tests;
 mod tests_gvtg;
 
 use bitmap::{Bitmap, BITS};
-use fixed::{mul_div_sat, PPM};
+use fixed::{mul_div_sat, vdiff, PPM};
 pub use gvtg::GvtgSwitch;
 pub use metrics::Fairness;
 use sfq::Sfq;
@@ -150,6 +150,10 @@ pub enum Tunable {
     SfqSliceUs,
     /// `sfq` wake-up rule: 1 = `S <- max(V, F)`, 0 = `S <- V` (paper).
     SfqWakeMaxVf,
+    /// `sfq` wake-up preemption: 1 = a vGPU that wakes owed service ends
+    /// the running vGPU's turn at the next workload boundary, 0 = it waits
+    /// for the turn to end.
+    SfqWakePreempt,
     /// Usage throttle on (1) or off (0), applies to every policy.
     Throttle,
     /// Throttle factor in percent of the least-served busy vGPU's usage.
@@ -161,7 +165,7 @@ pub enum Tunable {
     IdleThresholdUs,
 }
 
-const TUNABLES: usize = 16;
+const TUNABLES: usize = 17;
 
 impl Tunable {
     /// Every tunable.
@@ -178,6 +182,7 @@ impl Tunable {
         Tunable::VmcgGmTotalMb,
         Tunable::SfqSliceUs,
         Tunable::SfqWakeMaxVf,
+        Tunable::SfqWakePreempt,
         Tunable::Throttle,
         Tunable::ThrottleFactorPct,
         Tunable::WindowMs,
@@ -199,6 +204,7 @@ impl Tunable {
             Tunable::VmcgGmTotalMb => "gm_total_mb",
             Tunable::SfqSliceUs => "sfq_slice_us",
             Tunable::SfqWakeMaxVf => "sfq_wake_keeps_debt",
+            Tunable::SfqWakePreempt => "sfq_wake_preempt",
             Tunable::Throttle => "throttle",
             Tunable::ThrottleFactorPct => "throttle_factor_pct",
             Tunable::WindowMs => "fairness_window_ms",
@@ -226,6 +232,7 @@ impl Tunable {
             Tunable::VmcgGmTotalMb => (1, 1 << 20),
             Tunable::SfqSliceUs => (100, 1_000_000),
             Tunable::SfqWakeMaxVf => (0, 1),
+            Tunable::SfqWakePreempt => (0, 1),
             Tunable::Throttle => (0, 1),
             Tunable::ThrottleFactorPct => (100, 10_000),
             Tunable::WindowMs => (10, 60_000),
@@ -250,6 +257,7 @@ impl Tunable {
             Tunable::VmcgGmTotalMb => 4096,
             Tunable::SfqSliceUs => 6000,
             Tunable::SfqWakeMaxVf => 1,
+            Tunable::SfqWakePreempt => 1,
             Tunable::Throttle => 0,
             Tunable::ThrottleFactorPct => 200,
             Tunable::WindowMs => 1000,
@@ -406,6 +414,7 @@ const fn defaults() -> [u64; TUNABLES] {
         Tunable::VmcgGmTotalMb.default_value(),
         Tunable::SfqSliceUs.default_value(),
         Tunable::SfqWakeMaxVf.default_value(),
+        Tunable::SfqWakePreempt.default_value(),
         Tunable::Throttle.default_value(),
         Tunable::ThrottleFactorPct.default_value(),
         Tunable::WindowMs.default_value(),
@@ -735,6 +744,7 @@ impl<const N: usize> Scheduler<N> {
             if self.policy == Policy::Sfq {
                 let rule = self.wake_rule();
                 self.sfq.activate(id, rule);
+                self.sfq_wake_preempt(id);
             }
         }
         if let Some(g) = self.v.get(id) {
@@ -745,6 +755,24 @@ impl<const N: usize> Scheduler<N> {
         }
         self.note_withheld(now);
         Ok(())
+    }
+
+    /// `sfq` wake-up preemption (`sfq_wake_preempt`): `id` just became
+    /// backlogged. If it is owed service, its start tag no later than that
+    /// of the running vGPU, which has already had service in this turn,
+    /// the turn ends at the next workload boundary instead of running out
+    /// its slice: a light vGPU then waits for at most the workloads in
+    /// flight, not for a whole slice of every neighbour. A vGPU waking with
+    /// debt (its tag past the running one's) waits for its turn as before.
+    fn sfq_wake_preempt(&mut self, id: usize) {
+        if self.tunable(Tunable::SfqWakePreempt) != 1 || self.turn_dispatched == 0 {
+            return;
+        }
+        if let Some(c) = self.current.filter(|&c| c != id) {
+            if vdiff(self.sfq.tag(id), self.sfq.tag(c)) <= 0 {
+                self.force = true;
+            }
+        }
     }
 
     fn tbs_schedule(&mut self, now: u64, timer: bool) {

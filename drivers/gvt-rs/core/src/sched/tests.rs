@@ -977,6 +977,8 @@ fn withheld_counts_decisions_not_timer_latency() {
         s.create(id, 8, 512).unwrap();
         s.start(id, 0).unwrap();
     }
+    // vGPU 1 must wait for the held turn, not preempt it.
+    s.set_tunable(Tunable::SfqWakePreempt, 0, 0).unwrap();
     let thr = s.tunable(Tunable::IdleThresholdUs) * US;
     s.queued(0, 0, 0).unwrap();
     assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu: 0, .. }));

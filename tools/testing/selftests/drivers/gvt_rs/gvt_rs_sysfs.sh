@@ -73,7 +73,7 @@ gpu_rw() {
 	pcie_link_mbps) uint_file "$GVT_GPU/$1" 1 1000000 ;;
 	gm_total_mb) uint_file "$GVT_GPU/$1" 1 1048576 ;;
 	sfq_slice_us) uint_file "$GVT_GPU/$1" 100 1000000 ;;
-	sfq_wake_keeps_debt | throttle) uint_file "$GVT_GPU/$1" 0 1 ;;
+	sfq_wake_keeps_debt | sfq_wake_preempt | throttle) uint_file "$GVT_GPU/$1" 0 1 ;;
 	throttle_factor_pct) uint_file "$GVT_GPU/$1" 100 10000 ;;
 	fairness_window_ms) uint_file "$GVT_GPU/$1" 10 60000 ;;
 	idle_threshold_us) uint_file "$GVT_GPU/$1" 0 10000 ;;
