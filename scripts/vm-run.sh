@@ -36,8 +36,11 @@ if [ -n "${GVT_RS_TESTS:-}" ]; then
 elif [ -n "${GVT_RS_SKIP:-}" ]; then
 	append+=" gvt_rs_vm.skip=$GVT_RS_SKIP"
 fi
+# pci-testdev at 0000:00:10.0 is the spare PCI function that tests bind to
+# the gvtsim driver (the simulated GPU on a PCI parent, as libvirt needs).
 qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}"
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" -append "$append"
+	-device pci-testdev,addr=10.0
 	-no-reboot -display none -monitor none)
 
 if [ "$mode" = shell ]; then

@@ -34,6 +34,12 @@ module! {
     authors: ["gvt-rs developers"],
     description: "Fair vGPU scheduling and shared graphics memory for mediated GPUs",
     license: "GPL",
+    params: {
+        sim_class_gpu: bool {
+            default: true,
+            description: "Offer the simulated GPU gvtsim0 as a class device, for machines without a spare PCI function (any PCI function becomes a simulated GPU when bound to the gvtsim driver)",
+        },
+    },
 }
 
 /// Module-wide state shown in `/sys/kernel/gvt_rs/`.
@@ -57,39 +63,49 @@ struct GvtRs {
     _sysfs: Arc<Dir<Global>>,
 }
 
-/// The simulated GPU. Fields drop in declaration order: the mdev parent
-/// goes first (removing every simulated vGPU), then the GPU's sysfs
-/// directory, then the GPU.
+/// The simulated GPUs: PCI functions bound to the `gvtsim` driver and,
+/// unless `sim_class_gpu=0`, the class device `gvtsim0`. Fields drop in
+/// declaration order, the PCI driver first (unbinding its GPUs); every GPU
+/// holds a reference to the mdev driver's registration.
 #[cfg(CONFIG_GVT_RS_SIM)]
 struct SimProvider {
-    _parent: sim::ParentRegistration,
-    _gpu_dir: Dir<engine::sysfs::GpuDir>,
-    _gpu: core::pin::Pin<KBox<sim::SimGpu>>,
+    #[cfg(CONFIG_PCI)]
+    _pci: sim::pci::Registration,
+    _class_gpu: Option<sim::Instance>,
 }
 
 #[cfg(CONFIG_GVT_RS_SIM)]
 impl SimProvider {
-    fn new(top: &Dir<Global>) -> Result<Self> {
-        let gpu = sim::SimGpu::new()?;
-        let gpu_dir = gpu.sysfs(top.as_parent())?;
-        // SAFETY: `_parent` is dropped before `_gpu` (field order).
-        let parent = unsafe { sim::ParentRegistration::new(&gpu)? };
+    fn new(top: &Arc<Dir<Global>>, module: &'static ThisModule) -> Result<Self> {
+        let driver = Arc::new(sim::DriverRegistration::new()?, GFP_KERNEL)?;
+        let class_gpu = if module_parameters::sim_class_gpu.value() {
+            // SAFETY: No parent device.
+            Some(unsafe { sim::Instance::new(c"gvtsim0", None, top.as_parent(), driver.clone())? })
+        } else {
+            None
+        };
+        #[cfg(CONFIG_PCI)]
+        let pci = sim::pci::Registration::new(top.clone(), driver, module)?;
+        #[cfg(not(CONFIG_PCI))]
+        let _ = (driver, module);
         Ok(Self {
-            _parent: parent,
-            _gpu_dir: gpu_dir,
-            _gpu: gpu,
+            #[cfg(CONFIG_PCI)]
+            _pci: pci,
+            _class_gpu: class_gpu,
         })
     }
 }
 
 impl kernel::Module for GvtRs {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let sysfs = Arc::new(
             Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_ATTRS)?,
             GFP_KERNEL,
         )?;
         #[cfg(CONFIG_GVT_RS_SIM)]
-        let sim = SimProvider::new(&sysfs)?;
+        let sim = SimProvider::new(&sysfs, module)?;
+        #[cfg(not(CONFIG_GVT_RS_SIM))]
+        let _ = module;
         // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
         #[cfg(CONFIG_GVT_RS_I915)]
         let i915 = i915::Registration::new(sysfs.clone())?;

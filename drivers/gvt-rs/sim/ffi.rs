@@ -17,17 +17,24 @@ pub struct GvtSimVdev {
 }
 
 extern "C" {
-    /// Registers the mdev driver, class, parent device and types.
+    /// Registers the mdev driver and the `gvtsim` device class.
+    pub fn gvt_sim_driver_register() -> i32;
+    /// Unregisters what `gvt_sim_driver_register` registered; every parent
+    /// is gone.
+    pub fn gvt_sim_driver_unregister();
+    /// Registers the `struct device` `dev` (or, if null, a new `gvtsim` class device `name`) as
+    /// an mdev parent with the simulated GPU's types.
     pub fn gvt_sim_parent_register(
         gpu: *mut c_void,
+        dev: *mut c_void,
         name: *const c_char,
         type_names: *const *const c_char,
         pretty_names: *const *const c_char,
         nr_types: c_uint,
         out: *mut *mut GvtSimParent,
     ) -> i32;
-    /// Unregisters everything `gvt_sim_parent_register` registered; removes
-    /// every vGPU first.
+    /// Unregisters the parent (and its class device); removes every vGPU
+    /// first.
     pub fn gvt_sim_parent_unregister(p: *mut GvtSimParent);
     /// Reports the vGPU's INTx level and, with `edge`, an MSI to send; the
     /// glue applies vfio-pci's interrupt semantics (`irq.c`).

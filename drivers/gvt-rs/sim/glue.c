@@ -41,8 +41,9 @@ struct gvt_sim_type {
 };
 
 struct gvt_sim_parent {
-	struct device dev;
 	struct mdev_parent parent;
+	/* The class device made for a GPU without a PCI function, or NULL. */
+	struct device *class_dev;
 	struct gvt_sim_type types[GVT_SIM_MAX_TYPES];
 	struct mdev_type *type_ptrs[GVT_SIM_MAX_TYPES];
 	unsigned int nr_types;
@@ -367,12 +368,52 @@ static struct mdev_driver gvt_sim_driver = {
 	.show_description = gvt_sim_show_description,
 };
 
-static void gvt_sim_parent_release(struct device *dev)
+int gvt_sim_driver_register(void)
 {
-	kfree(container_of(dev, struct gvt_sim_parent, dev));
+	int ret;
+
+	ret = mdev_register_driver(&gvt_sim_driver);
+	if (ret)
+		return ret;
+	ret = class_register(&gvt_sim_class);
+	if (ret)
+		mdev_unregister_driver(&gvt_sim_driver);
+	return ret;
 }
 
-int gvt_sim_parent_register(void *gpu, const char *name,
+void gvt_sim_driver_unregister(void)
+{
+	class_unregister(&gvt_sim_class);
+	mdev_unregister_driver(&gvt_sim_driver);
+}
+
+static void gvt_sim_class_dev_release(struct device *dev)
+{
+	kfree(dev);
+}
+
+static struct device *gvt_sim_class_dev_add(const char *name)
+{
+	struct device *dev;
+	int ret;
+
+	dev = kzalloc_obj(*dev);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+	device_initialize(dev);
+	dev->class = &gvt_sim_class;
+	dev->release = gvt_sim_class_dev_release;
+	ret = dev_set_name(dev, "%s", name);
+	if (!ret)
+		ret = device_add(dev);
+	if (ret) {
+		put_device(dev);
+		return ERR_PTR(ret);
+	}
+	return dev;
+}
+
+int gvt_sim_parent_register(void *gpu, struct device *dev, const char *name,
 			    const char *const *type_names,
 			    const char *const *pretty_names,
 			    unsigned int nr_types, struct gvt_sim_parent **out)
@@ -383,17 +424,9 @@ int gvt_sim_parent_register(void *gpu, const char *name,
 
 	if (nr_types == 0 || nr_types > GVT_SIM_MAX_TYPES)
 		return -EINVAL;
-	ret = mdev_register_driver(&gvt_sim_driver);
-	if (ret)
-		return ret;
-	ret = class_register(&gvt_sim_class);
-	if (ret)
-		goto err_driver;
 	p = kzalloc_obj(*p);
-	if (!p) {
-		ret = -ENOMEM;
-		goto err_class;
-	}
+	if (!p)
+		return -ENOMEM;
 	p->gpu = gpu;
 	p->nr_types = nr_types;
 	for (i = 0; i < nr_types; i++) {
@@ -402,37 +435,33 @@ int gvt_sim_parent_register(void *gpu, const char *name,
 		p->types[i].type.pretty_name = pretty_names[i];
 		p->type_ptrs[i] = &p->types[i].type;
 	}
-	device_initialize(&p->dev);
-	p->dev.class = &gvt_sim_class;
-	p->dev.release = gvt_sim_parent_release;
-	ret = dev_set_name(&p->dev, "%s", name);
-	if (ret)
-		goto err_put;
-	ret = device_add(&p->dev);
-	if (ret)
-		goto err_put;
-	ret = mdev_register_parent(&p->parent, &p->dev, &gvt_sim_driver,
+	if (!dev) {
+		p->class_dev = gvt_sim_class_dev_add(name);
+		if (IS_ERR(p->class_dev)) {
+			ret = PTR_ERR(p->class_dev);
+			goto err_free;
+		}
+		dev = p->class_dev;
+	}
+	ret = mdev_register_parent(&p->parent, dev, &gvt_sim_driver,
 				   p->type_ptrs, nr_types);
 	if (ret)
-		goto err_del;
+		goto err_class_dev;
 	*out = p;
 	return 0;
 
-err_del:
-	device_del(&p->dev);
-err_put:
-	put_device(&p->dev);
-err_class:
-	class_unregister(&gvt_sim_class);
-err_driver:
-	mdev_unregister_driver(&gvt_sim_driver);
+err_class_dev:
+	if (p->class_dev)
+		device_unregister(p->class_dev);
+err_free:
+	kfree(p);
 	return ret;
 }
 
 void gvt_sim_parent_unregister(struct gvt_sim_parent *p)
 {
 	mdev_unregister_parent(&p->parent);
-	device_unregister(&p->dev);
-	class_unregister(&gvt_sim_class);
-	mdev_unregister_driver(&gvt_sim_driver);
+	if (p->class_dev)
+		device_unregister(p->class_dev);
+	kfree(p);
 }

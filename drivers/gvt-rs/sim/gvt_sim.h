@@ -18,7 +18,9 @@ struct gvt_sim_parent;
 struct gvt_sim_vdev;
 
 /* Implemented in C, called from Rust. */
-int gvt_sim_parent_register(void *gpu, const char *name,
+int gvt_sim_driver_register(void);
+void gvt_sim_driver_unregister(void);
+int gvt_sim_parent_register(void *gpu, struct device *dev, const char *name,
 			    const char *const *type_names,
 			    const char *const *pretty_names,
 			    unsigned int nr_types, struct gvt_sim_parent **out);

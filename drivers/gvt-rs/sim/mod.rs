@@ -19,6 +19,8 @@
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 
 pub mod ffi;
+#[cfg(CONFIG_PCI)]
+pub mod pci;
 mod regs;
 mod ring;
 
@@ -245,11 +247,11 @@ fn alloc_gtt(n: usize) -> Result<KVVec<u64>> {
 }
 
 impl SimGpu {
-    /// Makes a simulated GPU and its engine.
-    pub fn new() -> Result<Pin<KBox<Self>>> {
+    /// Makes a simulated GPU named `name` and its engine.
+    pub fn new(name: &CStr) -> Result<Pin<KBox<Self>>> {
         let engine = Arc::pin_init(
             Engine::new(
-                c"gvtsim0",
+                name,
                 GpuConfig {
                     engines: ENGINES,
                     low_mb: LOW_MB,
@@ -741,13 +743,39 @@ impl SimVgpu {
 
 // ---- entry points called by the C glue ---------------------------------------
 
-/// Registration of the simulated GPU's mdev parent.
+/// Registration of the simulated GPU's mdev driver and device class, which
+/// every simulated GPU's parent uses.
+///
+/// # Invariants
+///
+/// `gvt_sim_driver_register` succeeded and was not undone.
+pub struct DriverRegistration(());
+
+impl DriverRegistration {
+    /// Registers the mdev driver `gvtsim` and the `gvtsim` device class.
+    pub fn new() -> Result<Self> {
+        // SAFETY: Plain call.
+        kernel::error::to_result(unsafe { ffi::gvt_sim_driver_register() })?;
+        // INVARIANT: Registered above.
+        Ok(Self(()))
+    }
+}
+
+impl Drop for DriverRegistration {
+    fn drop(&mut self) {
+        // SAFETY: Registered (type invariant). Every `Instance` holds a
+        // reference to this registration, so no parent is left.
+        unsafe { ffi::gvt_sim_driver_unregister() };
+    }
+}
+
+/// Registration of a simulated GPU's mdev parent.
 ///
 /// # Invariants
 ///
 /// `parent` was registered by `gvt_sim_parent_register` with a pointer to a
-/// `SimGpu` that outlives this registration.
-pub struct ParentRegistration {
+/// `SimGpu` and a parent device that both outlive this registration.
+struct ParentRegistration {
     parent: *mut GvtSimParent,
 }
 
@@ -757,26 +785,33 @@ unsafe impl Send for ParentRegistration {}
 unsafe impl Sync for ParentRegistration {}
 
 impl ParentRegistration {
-    /// Registers the mdev parent `gvtsim0` for `gpu`.
+    /// Registers `dev`, or a new `gvtsim` class device named `name` if it
+    /// is `None`, as the mdev parent of `gpu`.
     ///
     /// # Safety
     ///
-    /// `gpu` must outlive the returned registration.
-    pub unsafe fn new(gpu: &SimGpu) -> Result<Self> {
+    /// `gpu` and `dev` must outlive the returned registration.
+    unsafe fn new(gpu: &SimGpu, dev: Option<&Device>, name: &CStr) -> Result<Self> {
         let names: [*const c_char; 4] = [
             TYPES[0].name.as_char_ptr(),
             TYPES[1].name.as_char_ptr(),
             TYPES[2].name.as_char_ptr(),
             TYPES[3].name.as_char_ptr(),
         ];
+        // `Device` is a transparent wrapper of `struct device`.
+        let dev = dev.map_or(ptr::null_mut(), |d| {
+            ptr::from_ref(d).cast_mut().cast::<c_void>()
+        });
         let mut parent = ptr::null_mut();
-        // SAFETY: The names are `'static` C strings; `gpu` outlives the
+        // SAFETY: The names are `'static` C strings, `name` is valid for the
+        // call (the glue copies it); `gpu` and `dev` outlive the
         // registration (the caller's guarantee); `parent` is a valid out
         // pointer.
         let ret = unsafe {
             ffi::gvt_sim_parent_register(
                 ptr::from_ref(gpu).cast_mut().cast(),
-                c"gvtsim0".as_char_ptr(),
+                dev,
+                name.as_char_ptr(),
                 names.as_ptr(),
                 names.as_ptr(),
                 names.len() as c_uint,
@@ -793,6 +828,45 @@ impl Drop for ParentRegistration {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the parent is registered.
         unsafe { ffi::gvt_sim_parent_unregister(self.parent) };
+    }
+}
+
+/// One simulated GPU: its engine, its directory under `/sys/kernel/gvt_rs/`
+/// and its mdev parent. Fields drop in declaration order: the parent goes
+/// first (removing every vGPU), then the directory, then the GPU, and last
+/// the reference that keeps the mdev driver registered.
+pub struct Instance {
+    _parent: ParentRegistration,
+    _gpu_dir: Dir<GpuDir>,
+    _gpu: Pin<KBox<SimGpu>>,
+    _driver: Arc<DriverRegistration>,
+}
+
+impl Instance {
+    /// Makes the simulated GPU `name` with its directory under `top` and
+    /// registers `dev` as its mdev parent, or a class device `name` if
+    /// `dev` is `None`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must outlive the returned instance.
+    pub unsafe fn new(
+        name: &CStr,
+        dev: Option<&Device>,
+        top: Parent<'_>,
+        driver: Arc<DriverRegistration>,
+    ) -> Result<Self> {
+        let gpu = SimGpu::new(name)?;
+        let gpu_dir = gpu.sysfs(top)?;
+        // SAFETY: `_parent` is dropped before `_gpu` (field order); `dev`
+        // outlives it by the caller's guarantee.
+        let parent = unsafe { ParentRegistration::new(&gpu, dev, name)? };
+        Ok(Self {
+            _parent: parent,
+            _gpu_dir: gpu_dir,
+            _gpu: gpu,
+            _driver: driver,
+        })
     }
 }
 

@@ -115,3 +115,32 @@ guest() {
 report_field() {
 	sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | tail -1
 }
+
+# ---- the simulated GPU on a PCI function -------------------------------------
+
+# The test VM's spare PCI function (QEMU's pci-testdev, see scripts/vm-run.sh).
+GVT_PCI_ADDR=${GVT_PCI_ADDR:-0000:00:10.0}
+GVT_PCI_DEV=/sys/bus/pci/devices/$GVT_PCI_ADDR
+
+# pci_driver ADDR: the name of the driver bound to a PCI function, if any.
+pci_driver() {
+	d=$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null) || return 0
+	basename "$d"
+}
+
+# pci_gpu_bind: makes the spare function a simulated GPU, the way an admin
+# binds vfio-pci (driver_override, then drivers_probe).
+pci_gpu_bind() {
+	[ -d "$GVT_PCI_DEV" ] || return 1
+	[ "$(pci_driver "$GVT_PCI_ADDR")" = gvtsim ] && return 0
+	echo gvtsim >"$GVT_PCI_DEV/driver_override" &&
+		echo "$GVT_PCI_ADDR" >/sys/bus/pci/drivers_probe &&
+		[ "$(pci_driver "$GVT_PCI_ADDR")" = gvtsim ]
+}
+
+# pci_gpu_unbind: unbinds the spare function (removing its vGPUs) and
+# clears its driver_override.
+pci_gpu_unbind() {
+	[ -e "$GVT_PCI_DEV/driver" ] && echo "$GVT_PCI_ADDR" >"$GVT_PCI_DEV/driver/unbind"
+	echo >"$GVT_PCI_DEV/driver_override"
+}
