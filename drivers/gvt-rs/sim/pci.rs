@@ -32,7 +32,7 @@ use kernel::{
     pci,
     prelude::*,
     sync::Arc,
-    sysfs::Dir,
+    sysfs::Dir, //
 };
 
 /// What a bound PCI function's simulated GPU needs from the module.
