@@ -14,7 +14,9 @@
  * It follows a workload profile and reports its own throughput.
  *
  *   gvt_guest [options] UUID
- *     -p compute|frames|long|idle   profile (default compute)
+ *     -p compute|frames|long|idle|reset   profile (default compute; reset
+ *                  is compute with a VFIO_DEVICE_RESET after every round
+ *                  of submissions, as a guest trying to buy priority)
  *     -t SECONDS   run time (default 5)
  *     -d US        workload duration (compute 2000, frames 1000, long 20000)
  *     -q N         workloads kept queued (compute 4, long 2)
@@ -1647,7 +1649,7 @@ static void *spin(void *arg)
 static void bad_usage(void)
 {
 	fprintf(stderr,
-		"usage: gvt_guest [-p compute|frames|long|idle] [-t s] [-d us] [-q n] [-f n]\n"
+		"usage: gvt_guest [-p compute|frames|long|idle|reset] [-t s] [-d us] [-q n] [-f n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
 		"                 [-r file] [-v n] UUID\n");
 	exit(2);
@@ -1662,7 +1664,8 @@ int main(int argc, char **argv)
 	long dur = -1, think = 4000, bytes = 65536;
 	unsigned int irq = VFIO_PCI_MSI_IRQ_INDEX;
 	uint64_t frames = 0, gtt_checked = 0, gtt_bad = 0;
-	uint32_t sub = 0, done = 0, seq = 0, hi = 0, vgpu_id = 0;
+	uint32_t sub = 0, done = 0, seq = 0, hi = 0, vgpu_id = 0, resets = 0;
+	uint64_t done_before_resets = 0;
 	double secs = 5, t0, t_end;
 	uint64_t acc0;
 	struct dev d;
@@ -1714,6 +1717,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
+		bad_usage();
+	if (strcmp(profile, "compute") && strcmp(profile, "frames") &&
+	    strcmp(profile, "long") && strcmp(profile, "idle") &&
+	    strcmp(profile, "reset"))
 		bad_usage();
 	if (vcpus < 0 || vcpus > 16) {
 		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
@@ -1805,6 +1812,15 @@ int main(int argc, char **argv)
 			if (think > 0)
 				usleep(think);
 		}
+		if (!strcmp(profile, "reset")) {
+			/* Drops what is queued; the device starts afresh. */
+			if (do_reset(&d, 1))
+				die("VFIO_DEVICE_RESET");
+			program(&d, d.ring_max);
+			done_before_resets += done;
+			resets++;
+			sub = done = seq = 0;
+		}
 		unplug = wait_efd(d.req, 0) > 0;
 	}
 	if (unplug)
@@ -1823,9 +1839,10 @@ int main(int argc, char **argv)
 		uint64_t acc = bar_accesses - acc0;
 		uint64_t busy = reg64(&d, GVT_SIM_REG_BUSY_NS);
 
-		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 "\n",
+		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 " resets=%u completed_before_resets=%" PRIu64 "\n",
 		       uuid, profile, sub, done, frames, busy / 1e6, wall * 1e3,
-		       done / wall, frames / wall, gtt_checked, gtt_bad, acc);
+		       done / wall, frames / wall, gtt_checked, gtt_bad, acc, resets,
+		       done_before_resets);
 	}
 	return (done == sub && gtt_bad == 0) ? 0 : 1;
 }
