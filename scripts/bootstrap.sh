@@ -12,7 +12,8 @@
 source "$(dirname "$0")/common.sh"
 
 DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils rsync file
-	qemu-system-x86 busybox-static python3 gcc make"
+	qemu-system-x86 busybox-static python3 gcc make
+	clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION"
 
 install_debian_packages() {
 	local missing=()

@@ -3,7 +3,8 @@
 #
 # Configure and build the kernel with gvt-rs in a cached output folder.
 #
-#   scripts/build-kernel.sh [vm]
+#   scripts/build-kernel.sh [vm]     the test kernel (GCC)
+#   scripts/build-kernel.sh kasan    the same with KASAN, built with LLVM
 #
 # The output folder ($BUILD_DIR-<flavour>) lives outside the clone and is
 # reused: after the first build only what changed is rebuilt.
@@ -23,10 +24,22 @@ fi
 # (i915.ko + kvmgt.ko with the policy hook series), so that `make check`
 # builds and loads everything in one build and one boot. "i915" is kept as
 # an alias of "vm" for older instructions.
+# The KASAN kernel leaves i915 out (its selftest needs no GPU either way,
+# and it is the longest part of the build) and is built with LLVM, which
+# KASAN of Rust code needs (bootstrap installs clang-$LLVM_VERSION).
 [ "$flavour" = i915 ] && flavour=vm
-[ "$flavour" = vm ] || die "unknown build flavour '$flavour' (use vm)"
-fragments=("$GVT_RS_ROOT/scripts/configs/vm.config" "$GVT_RS_ROOT/scripts/configs/debug.config"
-	"$GVT_RS_ROOT/scripts/configs/i915.config")
+configs=$GVT_RS_ROOT/scripts/configs
+llvm=()
+case $flavour in
+vm) fragments=("$configs/vm.config" "$configs/debug.config" "$configs/i915.config") ;;
+kasan)
+	fragments=("$configs/vm.config" "$configs/debug.config" "$configs/kasan.config")
+	command -v "clang-$LLVM_VERSION" >/dev/null ||
+		die "clang-$LLVM_VERSION is missing (scripts/bootstrap.sh installs it)"
+	llvm=(LLVM=-"$LLVM_VERSION")
+	;;
+*) die "unknown build flavour '$flavour' (use vm or kasan)" ;;
+esac
 out=$BUILD_DIR-$flavour
 mkdir -p "$out"
 
@@ -34,7 +47,7 @@ mkdir -p "$out"
 
 kmake() {
 	make -C "$GVT_RS_KSRC" O="$out" LIBCLANG_PATH="$LIBCLANG_PATH" \
-		BINDGEN="$TOOLS_DIR/bindgen/bin/bindgen" CLIPPY=1 "$@"
+		BINDGEN="$TOOLS_DIR/bindgen/bin/bindgen" CLIPPY=1 "${llvm[@]}" "$@"
 }
 
 # Reconfigure only when a fragment or a Kconfig file of ours changed.

@@ -3,7 +3,8 @@
 #
 # Everything `make check` runs, in order, with timings:
 # bootstrap, host lint + tests, kernel build (CLIPPY=1, warnings fail), the
-# gvt_rs crate in the Kconfig variants the test kernel does not build, VM tests.
+# gvt_rs crate in the Kconfig variants the test kernel does not build, VM
+# tests, then the KASAN kernel's build and VM tests.
 #
 # The last line printed, on success and on failure, is the grand total for
 # CI: "check: N passed, M failed", the host cargo tests plus the VM's
@@ -54,4 +55,11 @@ step "kernel build: Kconfig variants of gvt_rs"
 "$GVT_RS_ROOT/scripts/check-kconfig-variants.sh"
 step "VM tests"
 "$GVT_RS_ROOT/scripts/vm-run.sh" check
+# The same selftests and KUnit suites on a KASAN kernel, but for the nested
+# QEMU guests (far too slow under KASAN) and the i915 test (no i915 in it).
+step "kernel build (KASAN)"
+"$GVT_RS_ROOT/scripts/build-kernel.sh" kasan >/dev/null
+step "VM tests (KASAN)"
+GVT_RS_FLAVOUR=kasan GVT_RS_SKIP=${GVT_RS_SKIP:+$GVT_RS_SKIP,}gvt_rs_qemu.sh,gvt_rs_i915.sh \
+	"$GVT_RS_ROOT/scripts/vm-run.sh" check
 log "make check passed in $(($(date +%s) - t0)) s"

@@ -54,6 +54,8 @@ KERNEL_ERRORS = [
     (r"scheduling while atomic", "scheduling while atomic"),
     (r"rust_panic|panicked at", "Rust panic"),
     (r"UBSAN:", "UBSAN"),
+    (r"KASAN: ", "KASAN"),
+    (r"ODEBUG: ", "debug objects"),
     (r"hung_task|blocked for more than", "hung task"),
     (r"kmemleak: \d+ new suspected memory leaks", "kmemleak"),
     (r"unreferenced object 0x", "kmemleak"),

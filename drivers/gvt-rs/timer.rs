@@ -1,94 +1,256 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Timers whose callback runs in process context (`timer.c`, `timer.h`):
-//! an hrtimer queues a work item that calls back into Rust.
+//! Timers whose handler runs in process context.
+//!
+//! The engines' handlers take mutexes, so an expiry cannot run them in the
+//! hrtimer's hard-irq callback: a [`Timer`] is an [`HrTimer`] whose callback
+//! queues a [`Work`] item, and the work item calls the target's
+//! [`TimerTarget::timer_expired`].
+//!
+//! The target is held as an [`Arc`] from [`Timer::bind`] to
+//! [`Timer::shutdown`], so a handler can never run on a target that is gone,
+//! whatever the order in which the owner's fields drop: forgetting the
+//! shutdown leaks the target instead. Shutdown disables before it cancels:
+//! the target's handler re-arms timers (the policy work always does), so
+//! after the target is taken away a start is ignored, the hrtimer is
+//! cancelled and the work item disabled, and then nothing is armed, queued
+//! or running.
 
-use kernel::ffi::{c_ulong, c_void};
+use kernel::{
+    impl_has_hr_timer,
+    new_spinlock,
+    prelude::*,
+    sync::{
+        Arc,
+        ArcBorrow,
+        SpinLock, //
+    },
+    time::{
+        hrtimer::{
+            ArcHrTimerHandle,
+            HrTimer,
+            HrTimerCallback,
+            HrTimerCallbackContext,
+            HrTimerPointer,
+            HrTimerRestart,
+            RelativeMode, //
+        },
+        Delta,
+        Monotonic, //
+    },
+    workqueue::{
+        self,
+        impl_has_work,
+        new_work,
+        Work,
+        WorkItem, //
+    }, //
+};
 
-/// `struct gvt_rs_timer`: an hrtimer whose expiry runs a work item.
-#[repr(C)]
-pub struct GvtRsTimer {
-    _opaque: [u8; 0],
+/// What a [`Timer`] calls when it expires.
+pub trait TimerTarget: Send + Sync + 'static {
+    /// Timer `index` (as given to [`Timer::new`]) expired. Process context:
+    /// may sleep and take mutexes.
+    fn timer_expired(&self, index: usize);
 }
 
-/// Callback of a [`Timer`], run in process context.
-pub type TimerFn = unsafe extern "C" fn(ctx: *mut c_void, data: c_ulong);
-
-extern "C" {
-    /// Allocates a timer calling `f(ctx, data)` from a work item.
-    fn gvt_rs_timer_new(f: TimerFn, ctx: *mut c_void, data: c_ulong) -> *mut GvtRsTimer;
-    /// Sets the context passed to the callback (before the first use).
-    fn gvt_rs_timer_bind(t: *mut GvtRsTimer, ctx: *mut c_void);
-    /// (Re)arms the timer `delay_ns` from now.
-    fn gvt_rs_timer_start(t: *mut GvtRsTimer, delay_ns: u64);
-    /// Disables the timer for good, then cancels it and waits for a
-    /// running callback.
-    fn gvt_rs_timer_shutdown(t: *mut GvtRsTimer);
-    /// Cancels and frees the timer (NULL is ignored).
-    fn gvt_rs_timer_free(t: *mut GvtRsTimer);
+/// The part of a [`Timer`] that start, expiry and shutdown change together.
+struct TimerState<T: TimerTarget> {
+    /// Receives the expiries; `None` before [`Timer::bind`] and after
+    /// [`Timer::shutdown`], when starts are ignored.
+    target: Option<Arc<T>>,
+    /// The armed hrtimer (dropping the handle cancels it).
+    armed: Option<ArcHrTimerHandle<Timer<T>>>,
+    /// [`Timer::shutdown`] ran: binding is refused.
+    shut_down: bool,
 }
 
-/// An owned [`GvtRsTimer`].
-///
-/// # Invariants
-///
-/// `ptr` came from `gvt_rs_timer_new` and is freed only by `drop`.
-pub struct Timer {
-    ptr: *mut GvtRsTimer,
+/// An hrtimer whose expiry runs [`TimerTarget::timer_expired`] from a work
+/// item.
+#[pin_data]
+pub struct Timer<T: TimerTarget> {
+    #[pin]
+    hrtimer: HrTimer<Self>,
+    #[pin]
+    work: Work<Self>,
+    #[pin]
+    state: SpinLock<TimerState<T>>,
+    index: usize,
 }
 
-// SAFETY: The C timer may be armed, kicked and cancelled from any thread.
-unsafe impl Send for Timer {}
-// SAFETY: All operations on the C timer are thread-safe (hrtimer and
-// workqueue functions).
-unsafe impl Sync for Timer {}
+impl_has_hr_timer! {
+    impl{T: TimerTarget} HasHrTimer<Self> for Timer<T> {
+        mode: RelativeMode<Monotonic>, field: self.hrtimer
+    }
+}
 
-impl Timer {
-    /// A timer calling `f(ctx, data)` in process context, with the context
-    /// set later by [`Timer::bind`]; it must not be armed before that.
-    pub fn new(f: TimerFn, data: usize) -> Result<Self, kernel::error::Error> {
-        let data = c_ulong::try_from(data).map_err(|_| kernel::error::code::EINVAL)?;
-        // SAFETY: Plain allocation; the callback is not run before `bind`
-        // because nobody arms the timer before.
-        let ptr = unsafe { gvt_rs_timer_new(f, core::ptr::null_mut(), data) };
-        if ptr.is_null() {
-            return Err(kernel::error::code::ENOMEM);
+impl_has_work! {
+    impl{T: TimerTarget} HasWork<Self> for Timer<T> { self.work }
+}
+
+impl<T: TimerTarget> Timer<T> {
+    /// A timer that calls its target with `index`; it does nothing until
+    /// [`Timer::bind`] gives it a target.
+    pub fn new(index: usize) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                hrtimer <- HrTimer::new(),
+                work <- new_work!("gvt_rs::Timer::work"),
+                state <- new_spinlock!(
+                    TimerState {
+                        target: None,
+                        armed: None,
+                        shut_down: false,
+                    },
+                    "gvt_rs::Timer::state"
+                ),
+                index,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Makes `target` receive the expiries, until [`Timer::shutdown`]
+    /// (`ESHUTDOWN` after it).
+    pub fn bind(&self, target: Arc<T>) -> Result {
+        let mut st = self.state.lock();
+        if st.shut_down {
+            return Err(ESHUTDOWN);
         }
-        // INVARIANT: `ptr` is a new timer.
-        Ok(Self { ptr })
+        st.target = Some(target);
+        Ok(())
     }
 
-    /// Sets the context passed to the callback.
-    ///
-    /// # Safety
-    ///
-    /// The timer must not be armed yet, and `ctx` must stay valid for the
-    /// callback until the timer is dropped.
-    pub unsafe fn bind(&self, ctx: *mut c_void) {
-        // SAFETY: By the type invariant `ptr` is live; nothing runs the
-        // callback concurrently (the caller's guarantee).
-        unsafe { gvt_rs_timer_bind(self.ptr, ctx) }
+    /// Runs the handler `delay_ns` from now, replacing an earlier expiry.
+    /// Ignored before [`Timer::bind`] and after [`Timer::shutdown`].
+    pub fn start(self: &Arc<Self>, delay_ns: u64) {
+        let delay = Delta::from_nanos(i64::try_from(delay_ns).unwrap_or(i64::MAX));
+        let mut st = self.state.lock();
+        if st.target.is_none() {
+            return;
+        }
+        // Cancel first: dropping a handle later would cancel the new
+        // expiry. The hrtimer callback only queues work and takes no lock,
+        // so waiting for a running one here cannot deadlock.
+        drop(st.armed.take());
+        st.armed = Some(HrTimerPointer::start(self.clone(), delay));
     }
 
-    /// Runs the callback `delay_ns` from now (replacing an earlier expiry).
-    pub fn start(&self, delay_ns: u64) {
-        // SAFETY: By the type invariant `ptr` is a live timer.
-        unsafe { gvt_rs_timer_start(self.ptr, delay_ns) }
-    }
-
-    /// Shuts the timer down for good: later starts are ignored (also from
-    /// a callback running now), a pending expiry is cancelled and a running
-    /// callback waited for. Must not be called with a lock the callback
-    /// takes.
-    pub fn shutdown(&self) {
-        // SAFETY: By the type invariant `ptr` is a live timer.
-        unsafe { gvt_rs_timer_shutdown(self.ptr) }
+    /// Shuts the timer down for good: the target is released, later starts
+    /// are ignored (also from a handler running now), a pending expiry is
+    /// cancelled and a queued or running handler is waited for. Must not
+    /// be called from the handler or with a lock the handler takes.
+    pub fn shutdown(self: &Arc<Self>) {
+        let (target, armed) = {
+            let mut st = self.state.lock();
+            st.shut_down = true;
+            (st.target.take(), st.armed.take())
+        };
+        drop(armed);
+        Work::<Self>::disable_sync(self);
+        drop(target);
     }
 }
 
-impl Drop for Timer {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant `ptr` is live and owned by us.
-        unsafe { gvt_rs_timer_free(self.ptr) }
+impl<T: TimerTarget> HrTimerCallback for Timer<T> {
+    type Pointer<'a> = Arc<Self>;
+
+    fn run(this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        // Hard irq: the handler runs from the work item. If the item is
+        // still queued, that run serves this expiry too.
+        let _ = workqueue::system_highpri().enqueue(Arc::from(this));
+        HrTimerRestart::NoRestart
+    }
+}
+
+impl<T: TimerTarget> WorkItem for Timer<T> {
+    type Pointer = Arc<Self>;
+
+    fn run(this: Arc<Self>) {
+        let target = this.state.lock().target.clone();
+        if let Some(target) = target {
+            target.timer_expired(this.index);
+        }
+    }
+}
+
+#[kernel::macros::kunit_tests(gvt_rs_timer)]
+mod tests {
+    use super::{Timer, TimerTarget};
+    use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use kernel::{
+        prelude::*,
+        sync::Arc,
+        time::{delay::fsleep, Delta},
+    };
+
+    /// Re-arms its timer from every expiry, as the policy work does.
+    struct Rearming {
+        timer: Arc<Timer<Rearming>>,
+        expiries: AtomicU32,
+        dropped: Arc<AtomicBool>,
+    }
+
+    impl TimerTarget for Rearming {
+        fn timer_expired(&self, index: usize) {
+            if index == 7 {
+                self.expiries.fetch_add(1, Ordering::Relaxed);
+            }
+            self.timer.start(100_000);
+        }
+    }
+
+    impl Drop for Rearming {
+        fn drop(&mut self) {
+            self.dropped.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn wait_for(cond: impl Fn() -> bool) -> bool {
+        for _ in 0..1000 {
+            if cond() {
+                return true;
+            }
+            fsleep(Delta::from_millis(1));
+        }
+        cond()
+    }
+
+    #[test]
+    fn shutdown_stops_a_self_rearming_handler_and_releases_the_target() -> Result {
+        let dropped = Arc::new(AtomicBool::new(false), GFP_KERNEL)?;
+        let timer = Timer::new(7)?;
+        let target = Arc::new(
+            Rearming {
+                timer: timer.clone(),
+                expiries: AtomicU32::new(0),
+                dropped: dropped.clone(),
+            },
+            GFP_KERNEL,
+        )?;
+        timer.bind(target.clone())?;
+        timer.start(100_000);
+        assert!(wait_for(|| target.expiries.load(Ordering::Relaxed) >= 3));
+        timer.shutdown();
+        // Nothing is armed or queued any more: the count stays put, also
+        // through a start (from a handler that ran late).
+        let n = target.expiries.load(Ordering::Relaxed);
+        timer.start(0);
+        fsleep(Delta::from_millis(20));
+        assert_eq!(target.expiries.load(Ordering::Relaxed), n);
+        assert_eq!(timer.bind(target.clone()), Err(ESHUTDOWN));
+        // The timer released its reference: ours is the last.
+        drop(target);
+        assert!(dropped.load(Ordering::Relaxed));
+        Ok(())
+    }
+
+    #[test]
+    fn an_unbound_timer_ignores_starts() -> Result {
+        let timer = Timer::<Rearming>::new(0)?;
+        timer.start(0);
+        fsleep(Delta::from_millis(5));
+        timer.shutdown();
+        Ok(())
     }
 }

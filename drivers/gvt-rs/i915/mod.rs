@@ -34,7 +34,7 @@ use crate::engine::{
     Engine, GpuConfig, GvtgAnswer, Provider, VgpuId, MAX_SLOTS, MAX_VGPUS,
 };
 use crate::gvt_core::{sched::MAX_ENGINES, slots::Move};
-use crate::timer::Timer;
+use crate::timer::{Timer, TimerTarget};
 use core::{
     pin::Pin,
     ptr,
@@ -43,10 +43,10 @@ use core::{
 use ffi::{IntelGvt, IntelVgpu, SHARED_GM_ALIGN};
 use kernel::{
     device::Device,
-    ffi::{c_int, c_uint, c_ulong, c_void},
+    ffi::{c_int, c_uint, c_void},
     new_mutex,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{Arc, ArcBorrow, Mutex},
     sysfs::Dir,
     types::ForeignOwnable,
 };
@@ -166,8 +166,9 @@ struct Entry {
 /// One GPU that uses the `gvt-rs` policy: from the `init` op to `clean`.
 #[pin_data]
 struct I915Gpu {
-    /// First field: dropped (cancelled) before anything it reads.
-    timer: Timer,
+    /// Asks GVT-g for a decision at the engine's next deadline. Holds the
+    /// GPU until `clean` shuts it down.
+    timer: Arc<Timer<I915Gpu>>,
     gvt: *mut IntelGvt,
     engine: Arc<Engine>,
     /// Engine index + 1 of each i915 engine id (0: not used by GVT-g).
@@ -188,7 +189,7 @@ unsafe impl Send for I915Gpu {}
 unsafe impl Sync for I915Gpu {}
 
 impl I915Gpu {
-    fn new(gvt: *mut IntelGvt, reg: &Registration) -> Result<Pin<KBox<Self>>> {
+    fn new(gvt: *mut IntelGvt, reg: &Registration) -> Result<Arc<Self>> {
         // SAFETY: `gvt` is the GPU of the running `init` op.
         let mask = unsafe { ffi::intel_gvt_engine_mask(gvt) };
         let mut engine_index = [0u8; I915_ENGINE_IDS];
@@ -230,7 +231,7 @@ impl I915Gpu {
             GFP_KERNEL,
         )?;
         let dir = esysfs::gpu_dir(reg.top.as_parent(), engine.clone())?;
-        let timer = Timer::new(timer_cb, 0)?;
+        let timer = Timer::new(0)?;
         let size = u64::from(slots)
             .checked_mul(SHARED_GM_ALIGN)
             .ok_or(EINVAL)?;
@@ -240,7 +241,7 @@ impl I915Gpu {
         if ret != 0 {
             return Err(Error::from_errno(ret));
         }
-        let gpu = KBox::pin_init(
+        let gpu = Arc::pin_init(
             try_pin_init!(Self {
                 timer,
                 gvt,
@@ -260,10 +261,11 @@ impl I915Gpu {
                 return Err(e);
             }
         };
-        let ctx = ptr::from_ref::<I915Gpu>(&gpu).cast_mut().cast::<c_void>();
-        // SAFETY: The timer is not armed yet, and it is dropped (cancelled)
-        // before the rest of the pinned `I915Gpu` it reads.
-        unsafe { gpu.timer.bind(ctx) };
+        if let Err(e) = gpu.timer.bind(gpu.clone()) {
+            // SAFETY: Reserved just above, still in the `init` op.
+            unsafe { ffi::intel_gvt_gm_release(gvt, pool_start) };
+            return Err(e);
+        }
         Ok(gpu)
     }
 
@@ -327,16 +329,11 @@ impl Provider for I915Gpu {
     }
 }
 
-/// Timer callback (process context): ask GVT-g for a decision.
-///
-/// # Safety
-///
-/// `ctx` must be the pinned [`I915Gpu`] the timer was bound to.
-unsafe extern "C" fn timer_cb(ctx: *mut c_void, _data: c_ulong) {
-    // SAFETY: `ctx` is the `I915Gpu` the timer was bound to, alive until
-    // the timer is cancelled.
-    let gpu = unsafe { &*ctx.cast::<I915Gpu>() };
-    gpu.request_schedule();
+/// The timer (process context): ask GVT-g for a decision.
+impl TimerTarget for I915Gpu {
+    fn timer_expired(&self, _index: usize) {
+        self.request_schedule();
+    }
 }
 
 /// The GPU of a GVT-g instance that uses the policy.
@@ -345,7 +342,7 @@ unsafe extern "C" fn timer_cb(ctx: *mut c_void, _data: c_ulong) {
 ///
 /// `gvt` must be a GPU between the policy's `init` and `clean` ops, and the
 /// returned reference must not outlive the running op.
-unsafe fn gpu<'a>(gvt: *mut IntelGvt) -> Option<Pin<&'a I915Gpu>> {
+unsafe fn gpu<'a>(gvt: *mut IntelGvt) -> Option<ArcBorrow<'a, I915Gpu>> {
     // SAFETY: `gvt` is valid (the caller's guarantee).
     let p = unsafe { *ffi::intel_gvt_policy_priv(gvt) };
     if p.is_null() {
@@ -353,7 +350,7 @@ unsafe fn gpu<'a>(gvt: *mut IntelGvt) -> Option<Pin<&'a I915Gpu>> {
     }
     // SAFETY: Set by `init` with `into_foreign` and reclaimed only by
     // `clean`, which does not run concurrently with another op.
-    Some(unsafe { <Pin<KBox<I915Gpu>> as ForeignOwnable>::borrow(p) })
+    Some(unsafe { <Arc<I915Gpu> as ForeignOwnable>::borrow(p) })
 }
 
 /// The GPU and engine id of a vGPU (`None` for the idle vGPU).
@@ -362,7 +359,7 @@ unsafe fn gpu<'a>(gvt: *mut IntelGvt) -> Option<Pin<&'a I915Gpu>> {
 ///
 /// `vgpu` must be a vGPU of a GPU that uses the policy, in an op between
 /// its `init_vgpu` and `clean_vgpu`.
-unsafe fn vgpu<'a>(vgpu: *mut IntelVgpu) -> Option<(Pin<&'a I915Gpu>, VgpuId)> {
+unsafe fn vgpu<'a>(vgpu: *mut IntelVgpu) -> Option<(ArcBorrow<'a, I915Gpu>, VgpuId)> {
     // SAFETY: `vgpu` is valid (the caller's guarantee).
     let tag = unsafe { *ffi::intel_vgpu_policy_priv(vgpu) } as usize;
     let id = VgpuId::try_from(tag.checked_sub(1)?).ok()?;
@@ -379,7 +376,7 @@ unsafe fn vgpu<'a>(vgpu: *mut IntelVgpu) -> Option<(Pin<&'a I915Gpu>, VgpuId)> {
 unsafe fn vgpu_engine<'a>(
     v: *mut IntelVgpu,
     engine: c_uint,
-) -> Option<(Pin<&'a I915Gpu>, VgpuId, usize)> {
+) -> Option<(ArcBorrow<'a, I915Gpu>, VgpuId, usize)> {
     // SAFETY: The caller's guarantee.
     let (g, id) = unsafe { vgpu(v) }?;
     let e = g.engine(engine)?;
@@ -414,10 +411,10 @@ extern "C" fn gvt_rs_i915_init(gvt: *mut IntelGvt) -> c_int {
 extern "C" fn gvt_rs_i915_clean(gvt: *mut IntelGvt) {
     // SAFETY: `gvt` is the GPU of this `clean` op.
     let slot = unsafe { ffi::intel_gvt_policy_priv(gvt) };
-    // SAFETY: `slot` is valid; `init` stored an owned `Pin<KBox<I915Gpu>>`.
+    // SAFETY: `slot` is valid; `init` stored an owned `Arc<I915Gpu>`.
     let p = unsafe { core::mem::take(&mut *slot) };
     // SAFETY: `p` came from `into_foreign` in `init` and is reclaimed once.
-    let Some(g) = (unsafe { <Pin<KBox<I915Gpu>> as ForeignOwnable>::try_from_foreign(p) }) else {
+    let Some(g) = (unsafe { <Arc<I915Gpu> as ForeignOwnable>::try_from_foreign(p) }) else {
         return;
     };
     g.timer.shutdown();

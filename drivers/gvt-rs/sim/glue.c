@@ -10,14 +10,13 @@
  * does with rust_binderfs.c, this file is linked into gvt_rs.ko and owns every
  * config-dependent structure (the mdev parent, types and driver, the
  * vfio_device container, DMA to guest memory; the eventfd triggers and
- * vfio-pci's interrupt semantics are in irq.c, its timers in ../timer.c). It
+ * vfio-pci's interrupt semantics are in irq.c; its timers are Rust). It
  * exposes a layout-free ABI to Rust (gvt_sim.h): opaque pointers, integers
  * and kernel buffers. All policy and device emulation is in Rust.
  */
 
 #include <linux/device.h>
 #include <linux/eventfd.h>
-#include <linux/hrtimer.h>
 #include <linux/mdev.h>
 #include <linux/module.h>
 #include <linux/pid.h>

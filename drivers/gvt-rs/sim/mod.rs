@@ -29,16 +29,15 @@ use crate::engine::{
     Engine, GpuConfig, Provider, VgpuId, VgpuType, MAX_VGPUS,
 };
 use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
-use crate::timer::Timer;
+use crate::timer::{Timer, TimerTarget};
 use core::{
-    pin::Pin,
     ptr,
     sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
 };
 use ffi::{GvtSimParent, GvtSimVdev};
 use kernel::{
     device::Device,
-    ffi::{c_char, c_uint, c_ulong, c_void},
+    ffi::{c_char, c_uint, c_void},
     new_mutex,
     page::PAGE_SIZE,
     prelude::*,
@@ -203,7 +202,7 @@ struct Gtt {
 ///
 /// Lock order: a vGPU's `regs` -> `state` (GVT-g's `sched_lock`) -> the
 /// engine's `policy` -> the engine's `slots` -> `gtt`.
-#[pin_data(PinnedDrop)]
+#[pin_data]
 pub struct SimGpu {
     engine: Arc<Engine>,
     #[pin]
@@ -211,8 +210,8 @@ pub struct SimGpu {
     #[pin]
     gtt: Mutex<Gtt>,
     vdevs: [AtomicPtr<GvtSimVdev>; MAX_VGPUS],
-    engine_timers: [Timer; ENGINES],
-    sched_timer: Timer,
+    engine_timers: [Arc<Timer<SimGpu>>; ENGINES],
+    sched_timer: Arc<Timer<SimGpu>>,
     /// Completions being delivered outside `state` (see `engine_done`).
     completing: AtomicU32,
 }
@@ -223,20 +222,15 @@ unsafe impl Send for SimGpu {}
 // SAFETY: Shared access goes through mutexes and atomics.
 unsafe impl Sync for SimGpu {}
 
-/// Timer callback: `data < ENGINES` is an engine completing its workload,
-/// `ENGINES` the policy timer.
-///
-/// # Safety
-///
-/// `ctx` is the `SimGpu` the timer was bound to.
-unsafe extern "C" fn timer_cb(ctx: *mut c_void, data: c_ulong) {
-    // SAFETY: `ctx` is the `SimGpu` the timer was bound to in `SimGpu::new`;
-    // it cancels its timers before it goes away (`PinnedDrop`).
-    let gpu = unsafe { &*ctx.cast::<SimGpu>() };
-    if data < ENGINES {
-        gpu.engine_done(data);
-    } else {
-        gpu.policy_timer();
+/// Timer `index < ENGINES` is an engine completing its workload, `ENGINES`
+/// the policy timer.
+impl TimerTarget for SimGpu {
+    fn timer_expired(&self, index: usize) {
+        if index < ENGINES {
+            self.engine_done(index);
+        } else {
+            self.policy_timer();
+        }
     }
 }
 
@@ -247,8 +241,9 @@ fn alloc_gtt(n: usize) -> Result<KVVec<u64>> {
 }
 
 impl SimGpu {
-    /// Makes a simulated GPU named `name` and its engine.
-    pub fn new(name: &CStr) -> Result<Pin<KBox<Self>>> {
+    /// Makes a simulated GPU named `name` and its engine. Its timers hold
+    /// it until [`SimGpu::shutdown`].
+    pub fn new(name: &CStr) -> Result<Arc<Self>> {
         let engine = Arc::pin_init(
             Engine::new(
                 name,
@@ -264,9 +259,9 @@ impl SimGpu {
         )?;
         let phys = alloc_gtt(usize::from(SLOTS).checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let phys_low = alloc_gtt(ENTRIES)?;
-        let engine_timers = [Timer::new(timer_cb, 0)?, Timer::new(timer_cb, 1)?];
-        let sched_timer = Timer::new(timer_cb, ENGINES)?;
-        let gpu = KBox::pin_init(
+        let engine_timers = [Timer::new(0)?, Timer::new(1)?];
+        let sched_timer = Timer::new(ENGINES)?;
+        let gpu = Arc::pin_init(
             try_pin_init!(Self {
                 engine,
                 state <- new_mutex!(SimState {
@@ -287,13 +282,20 @@ impl SimGpu {
             }),
             GFP_KERNEL,
         )?;
-        let ctx = ptr::from_ref::<SimGpu>(&gpu).cast_mut().cast::<c_void>();
         for t in Iterator::chain(gpu.engine_timers.iter(), core::iter::once(&gpu.sched_timer)) {
-            // SAFETY: The timers are not armed yet, and the pinned `SimGpu`
-            // outlives them: `PinnedDrop` cancels them first.
-            unsafe { t.bind(ctx) };
+            t.bind(gpu.clone())?;
         }
         Ok(gpu)
+    }
+
+    /// Stops the GPU's timers for good and lets them release it. Every vGPU
+    /// is gone (a completion still running may start a timer: shutdown
+    /// ignores it).
+    pub fn shutdown(&self) {
+        self.sched_timer.shutdown();
+        for t in &self.engine_timers {
+            t.shutdown();
+        }
     }
 
     /// The engine of this GPU.
@@ -572,19 +574,6 @@ impl SimGpu {
     }
 }
 
-#[pinned_drop]
-impl PinnedDrop for SimGpu {
-    fn drop(self: Pin<&mut Self>) {
-        // Every vGPU is gone. A completion still running may start the
-        // policy timer and the policy work re-arms itself: shutdown
-        // disables each timer before it cancels, so none is left armed.
-        self.sched_timer.shutdown();
-        for t in &self.engine_timers {
-            t.shutdown();
-        }
-    }
-}
-
 impl Provider for SimGpu {
     fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16) {
         let mut g = self.gtt.lock();
@@ -832,13 +821,13 @@ impl Drop for ParentRegistration {
 }
 
 /// One simulated GPU: its engine, its directory under `/sys/kernel/gvt_rs/`
-/// and its mdev parent. Fields drop in declaration order: the parent goes
-/// first (removing every vGPU), then the directory, then the GPU, and last
-/// the reference that keeps the mdev driver registered.
+/// and its mdev parent. On drop the parent goes first (removing every
+/// vGPU), then the GPU's timers stop; the other fields then drop in
+/// declaration order, the mdev driver's registration last.
 pub struct Instance {
-    _parent: ParentRegistration,
+    parent: Option<ParentRegistration>,
     _gpu_dir: Dir<GpuDir>,
-    _gpu: Pin<KBox<SimGpu>>,
+    gpu: Arc<SimGpu>,
     _driver: Arc<DriverRegistration>,
 }
 
@@ -857,16 +846,35 @@ impl Instance {
         driver: Arc<DriverRegistration>,
     ) -> Result<Self> {
         let gpu = SimGpu::new(name)?;
-        let gpu_dir = gpu.sysfs(top)?;
-        // SAFETY: `_parent` is dropped before `_gpu` (field order); `dev`
-        // outlives it by the caller's guarantee.
-        let parent = unsafe { ParentRegistration::new(&gpu, dev, name)? };
+        let gpu_dir = match gpu.sysfs(top) {
+            Ok(d) => d,
+            Err(e) => {
+                gpu.shutdown();
+                return Err(e);
+            }
+        };
+        // SAFETY: `gpu` is kept until the parent is unregistered (`Drop`);
+        // `dev` outlives it by the caller's guarantee.
+        let parent = match unsafe { ParentRegistration::new(&gpu, dev, name) } {
+            Ok(p) => p,
+            Err(e) => {
+                gpu.shutdown();
+                return Err(e);
+            }
+        };
         Ok(Self {
-            _parent: parent,
+            parent: Some(parent),
             _gpu_dir: gpu_dir,
-            _gpu: gpu,
+            gpu,
             _driver: driver,
         })
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        drop(self.parent.take());
+        self.gpu.shutdown();
     }
 }
 
