@@ -165,9 +165,10 @@ mod tests {
         e.dispatched(a, 0, 0)?;
         // A reset discards one queued workload of engine 1.
         e.cancelled(a, 1)?;
-        // The vGPU stops with work in flight: drain through the idle vGPU,
+        // The vGPU stops with work in flight (GVT-g keeps the queue of the
+        // engines the reset did not touch): drain through the idle vGPU,
         // and make no decision while the barrier is pending.
-        e.stop(a)?;
+        e.stop_keeping_queued(a)?;
         assert!(!e.may_dispatch(a, 1));
         assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Idle);
         assert_eq!(e.gvtg_pick_next(&p, true), GvtgAnswer::Keep);
@@ -178,6 +179,10 @@ mod tests {
         assert!(e.gvtg_switched(true));
         assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Idle);
         assert_eq!(e.vgpu_stats(a).map(|s| s.completed), Some(1));
+        // The kept workload is still counted until GVT-g discards it (at
+        // destruction, one `cancelled` per queued workload).
+        assert_eq!(e.vgpu_stats(a).map(|s| s.queue_depth), Some(1));
+        e.cancelled(a, 1)?;
         // Counts out of step are refused, not trusted.
         assert_eq!(e.completed(a, 0, 1), Err(EINVAL));
         assert_eq!(e.cancelled(a, 1), Err(EINVAL));

@@ -433,13 +433,27 @@ impl Engine {
     }
 
     /// The vGPU stops being schedulable; its queued (not in-flight) work is
-    /// forgotten and the provider discards it (GVT-g: `stop_schedule`).
+    /// forgotten and the provider discards it (the simulated GPU on close
+    /// and reset; a GVT-g vGPU being destroyed).
     pub fn stop(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
         self.policy
             .lock()
             .sched
             .stop(usize::from(id), now)
+            .map_err(sched_err)
+    }
+
+    /// Stops scheduling `id` but keeps the counts of its queued work, for a
+    /// provider whose queues outlive a stop and that reports each discarded
+    /// workload with [`Engine::cancelled`] (GVT-g: `stop_schedule` for a
+    /// reset of some engines).
+    pub fn stop_keeping_queued(&self, id: VgpuId) -> Result {
+        let now = self.now_ns();
+        self.policy
+            .lock()
+            .sched
+            .stop_keeping_queued(usize::from(id), now)
             .map_err(sched_err)
     }
 

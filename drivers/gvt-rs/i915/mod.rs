@@ -582,10 +582,10 @@ extern "C" fn gvt_rs_i915_start_schedule(v: *mut IntelVgpu) {
 extern "C" fn gvt_rs_i915_stop_schedule(v: *mut IntelVgpu) {
     // SAFETY: `v` is valid in this op.
     if let Some((g, id)) = unsafe { vgpu(v) } {
-        let _ = g.engine.stop(id);
-        if let Some(Some(e)) = g.vgpus.lock().get_mut(usize::from(id)) {
-            *e.times = QueueTimes::EMPTY;
-        }
+        // GVT-g keeps the queues of engines a reset does not touch, and
+        // reports each workload it discards as cancelled: keep the counts
+        // (and queue times), so that what still runs is charged.
+        let _ = g.engine.stop_keeping_queued(id);
         g.request_schedule();
     }
 }

@@ -652,6 +652,14 @@ impl<const N: usize> Scheduler<N> {
             }
             Policy::Sfq => {}
         }
+        // Work kept through a stop (`stop_keeping_queued`) is backlogged
+        // again, as if it had just been queued.
+        if self.vg(id)?.backlogged() {
+            self.activate(id);
+            if let Some(g) = self.v.get(id) {
+                self.vmcg.refresh(id, g);
+            }
+        }
         self.note_withheld(now);
         Ok(())
     }
@@ -659,16 +667,32 @@ impl<const N: usize> Scheduler<N> {
     /// Stops scheduling `id` (idempotent): its queued work is forgotten (the
     /// kernel discards it); completions of in-flight work are still accepted.
     pub fn stop(&mut self, id: usize, now: u64) -> Result<(), Error> {
+        self.stop_with(id, now, false)
+    }
+
+    /// Stops scheduling `id` (idempotent) but keeps the counts of its queued
+    /// work, for providers whose queues outlive a stop: GVT-g stops a vGPU
+    /// for a reset of some of its engines and keeps the other engines'
+    /// queues, reporting each workload it discards with
+    /// [`Scheduler::cancelled`]. What is still queued is scheduled again
+    /// after [`Scheduler::start`], and charged when it runs.
+    pub fn stop_keeping_queued(&mut self, id: usize, now: u64) -> Result<(), Error> {
+        self.stop_with(id, now, true)
+    }
+
+    fn stop_with(&mut self, id: usize, now: u64, keep_queued: bool) -> Result<(), Error> {
         self.roll(now);
         let g = self.vg_mut(id)?;
         if g.life != Life::Started {
             return Ok(());
         }
         g.life = Life::Created;
-        for c in g.ch.iter_mut() {
-            c.pending = 0;
+        if !keep_queued {
+            for c in g.ch.iter_mut() {
+                c.pending = 0;
+            }
+            g.pending = 0;
         }
-        g.pending = 0;
         self.started.set(id, false);
         self.backlogged.set(id, false);
         self.tbs.stop(id);
@@ -739,13 +763,7 @@ impl<const N: usize> Scheduler<N> {
             }
         }
         if !was {
-            self.thr.activate(id, &self.backlogged);
-            self.backlogged.set(id, true);
-            if self.policy == Policy::Sfq {
-                let rule = self.wake_rule();
-                self.sfq.activate(id, rule);
-                self.sfq_wake_preempt(id);
-            }
+            self.activate(id);
         }
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
@@ -755,6 +773,18 @@ impl<const N: usize> Scheduler<N> {
         }
         self.note_withheld(now);
         Ok(())
+    }
+
+    /// `id` became backlogged: its throttle window, the backlogged set and
+    /// its `sfq` tag (with wake-up preemption) follow.
+    fn activate(&mut self, id: usize) {
+        self.thr.activate(id, &self.backlogged);
+        self.backlogged.set(id, true);
+        if self.policy == Policy::Sfq {
+            let rule = self.wake_rule();
+            self.sfq.activate(id, rule);
+            self.sfq_wake_preempt(id);
+        }
     }
 
     /// `sfq` wake-up preemption (`sfq_wake_preempt`): `id` just became

@@ -286,6 +286,55 @@ fn cancelled_forgets_queued_work_only() {
     assert_eq!(s.cancelled(1, 0), Err(Error::Invalid));
 }
 
+/// A reset of one engine: GVT-g stops the vGPU, discards that engine's
+/// queue (one `cancelled` per workload) and keeps the other engine's, which
+/// runs after the restart and must be charged. `stop` forgets all queued
+/// work, so the kept workload could not even be dispatched (the i915
+/// provider's bug before `stop_keeping_queued`).
+#[test]
+fn single_engine_reset_keeps_the_other_engines_work_charged() {
+    for policy in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {
+        for keep in [true, false] {
+            let mut s = Scheduler::<4>::new();
+            s.set_policy(policy, 0).unwrap();
+            s.create(1, 4, 512).unwrap();
+            s.start(1, 0).unwrap();
+            s.queued(1, 0, 0).unwrap();
+            s.queued(1, 0, 0).unwrap();
+            s.queued(1, 1, 0).unwrap();
+            if keep {
+                s.stop_keeping_queued(1, MS).unwrap();
+            } else {
+                s.stop(1, MS).unwrap();
+            }
+            let discarded = [s.cancelled(1, 0), s.cancelled(1, 0)];
+            s.start(1, 2 * MS).unwrap();
+            // tbs gives a restarted vGPU no start boost: it runs once a
+            // balance gave it a time slice.
+            let mut now = 2 * MS;
+            let mut picked = s.pick(now);
+            while !matches!(picked, Ok(Pick::Run { vgpu: 1, .. })) && now < 500 * MS {
+                now += MS;
+                s.tick(now);
+                picked = s.pick(now);
+            }
+            let ran = s.dispatched(1, 1, 0, now);
+            if !keep {
+                assert_eq!(discarded, [Err(Error::Invalid); 2]);
+                assert_eq!(ran, Err(Error::Invalid), "{policy:?}");
+                continue;
+            }
+            assert_eq!(discarded, [Ok(()), Ok(())], "{policy:?}");
+            assert!(matches!(picked, Ok(Pick::Run { vgpu: 1, .. })), "{policy:?}: {picked:?}");
+            assert_eq!(ran, Ok(()), "{policy:?}");
+            assert_eq!(s.cancelled(1, 0), Err(Error::Invalid));
+            s.completed(1, 1, 5 * MS, now + 5 * MS).unwrap();
+            let st = s.stats(1).unwrap();
+            assert_eq!((st.busy_ns, st.completed, st.queue_depth), (5 * MS, 1, 0), "{policy:?}");
+        }
+    }
+}
+
 fn weighted(policy: Policy, may_dispatch: bool) -> (Vec<f64>, Gvt<4>) {
     // Upstream TBS favours a newly started vGPU for 2 s; this run compares
     // steady shares, so the boost is off.
