@@ -325,12 +325,19 @@ fn single_engine_reset_keeps_the_other_engines_work_charged() {
                 continue;
             }
             assert_eq!(discarded, [Ok(()), Ok(())], "{policy:?}");
-            assert!(matches!(picked, Ok(Pick::Run { vgpu: 1, .. })), "{policy:?}: {picked:?}");
+            assert!(
+                matches!(picked, Ok(Pick::Run { vgpu: 1, .. })),
+                "{policy:?}: {picked:?}"
+            );
             assert_eq!(ran, Ok(()), "{policy:?}");
             assert_eq!(s.cancelled(1, 0), Err(Error::Invalid));
             s.completed(1, 1, 5 * MS, now + 5 * MS).unwrap();
             let st = s.stats(1).unwrap();
-            assert_eq!((st.busy_ns, st.completed, st.queue_depth), (5 * MS, 1, 0), "{policy:?}");
+            assert_eq!(
+                (st.busy_ns, st.completed, st.queue_depth),
+                (5 * MS, 1, 0),
+                "{policy:?}"
+            );
         }
     }
 }
