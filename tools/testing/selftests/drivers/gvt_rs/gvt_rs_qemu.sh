@@ -183,8 +183,18 @@ done
 for g in l2a l2b; do
 	sed "s/^/# qemu $g: /" /tmp/$g.err
 done
-check "QEMU printed no error or warning" \
-	sh -c "! grep -qiE 'vfio|warn|error|fail' /tmp/l2a.err /tmp/l2b.err"
+# B's vGPU was removed while its QEMU held it. Once QEMU has closed the
+# device (the unplug), the kernel's removal of the last device of the
+# vGPU's VFIO group detaches the group from QEMU's container
+# (vfio_device_remove_group()); if that comes before QEMU unsets the
+# container itself, QEMU's own teardown of the container, at the unplug or
+# at exit, gets EINVAL for its DMA unmaps and the unset. The order depends
+# on scheduling alone (it flipped on a busy machine), so exactly those
+# lines are allowed for B; anything else QEMU prints fails.
+b_teardown='VFIO_UNMAP_DMA failed: Invalid argument|vfio_dma_unmap\(0x[0-9a-f]+, 0x[0-9a-f]+, 0x[0-9a-f]+\) = -22 \(Invalid argument\)|vfio: error disconnecting group [0-9]+ from container'
+echo "# figure: QEMU B's container teardown after the removal: $(grep -cE "$b_teardown" /tmp/l2b.err) EINVAL line(s)"
+check "QEMU printed no error or warning (B: but for the removed group's container teardown)" \
+	sh -c "! grep -qiE 'vfio|warn|error|fail' /tmp/l2a.err && ! grep -vE '$b_teardown' /tmp/l2b.err | grep -qiE 'vfio|warn|error|fail'"
 check "both guests shut down cleanly" \
 	sh -c "grep -q '@@L2_DONE rc=0' /tmp/l2a.console && grep -q '@@L2_DONE' /tmp/l2b.console"
 # What scripts/vm_results.py counts as a kernel error in the test VM's log.
