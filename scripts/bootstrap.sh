@@ -7,7 +7,8 @@
 #   scripts/bootstrap.sh            all steps
 #   KDIR=/path/to/linux scripts/bootstrap.sh   use a prepared kernel tree
 #
-# Steps: Debian packages, rust-src, bindgen-cli, libclang, Linux source.
+# Steps: Debian packages, Debian packages for the test VM (downloaded only),
+# rust-src, bindgen-cli, libclang, Linux source.
 
 source "$(dirname "$0")/common.sh"
 
@@ -27,6 +28,24 @@ install_debian_packages() {
 	run_logged "$GVT_RS_CACHE/apt-update.log" as_root apt-get update -q
 	run_logged "$GVT_RS_CACHE/apt-install.log" \
 		as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Debian packages that run inside the test VM, not on the host: downloaded
+# (not installed) into $GVT_RS_CACHE/debs for scripts/make-initramfs.sh.
+VM_DEBS="mdevctl"
+
+fetch_vm_debs() {
+	local p dir=$GVT_RS_CACHE/debs
+	mkdir -p "$dir"
+	for p in $VM_DEBS; do
+		ls "$dir/${p}"_*.deb >/dev/null 2>&1 && continue
+		log "downloading Debian's $p for the test VM"
+		if ! (cd "$dir" && apt-get download "$p" >"$GVT_RS_CACHE/apt-download-$p.log" 2>&1); then
+			run_logged "$GVT_RS_CACHE/apt-update.log" as_root apt-get update -q
+			(cd "$dir" && apt-get download "$p" >"$GVT_RS_CACHE/apt-download-$p.log" 2>&1) ||
+				die "cannot download Debian's $p (log: $GVT_RS_CACHE/apt-download-$p.log)"
+		fi
+	done
 }
 
 install_rust_src() {
@@ -148,6 +167,7 @@ fetch_linux_source() {
 main() {
 	mkdir -p "$GVT_RS_CACHE" "$TOOLS_DIR"
 	install_debian_packages
+	fetch_vm_debs
 	install_rust_src
 	install_bindgen
 	local libclang ksrc

@@ -66,6 +66,21 @@ done
 # driver and the client (scripts/vm/l2-init runs them).
 l2=$(mktemp -d)
 trap 'rm -rf "$stage" "$l2"' EXIT
+
+# Debian's mdevctl, from its package (scripts/bootstrap.sh downloads it),
+# with the libraries it links: the admin tool gvt_rs_mdevctl.sh drives.
+mdevctl_deb=$(ls "$GVT_RS_CACHE"/debs/mdevctl_*.deb 2>/dev/null | head -n 1)
+[ -n "$mdevctl_deb" ] || die "Debian's mdevctl package is missing (scripts/bootstrap.sh downloads it)"
+deb=$(mktemp -d)
+trap 'rm -rf "$stage" "$l2" "$deb"' EXIT
+dpkg-deb -x "$mdevctl_deb" "$deb"
+cp "$deb/usr/bin/mdevctl" "$stage/usr/bin/"
+ln -sf mdevctl "$stage/usr/bin/lsmdev"
+mkdir -p "$stage/etc/mdevctl.d/scripts.d/callouts" "$stage/etc/mdevctl.d/scripts.d/notifiers"
+for f in $(ldd "$deb/usr/bin/mdevctl" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+	mkdir -p "$stage$(dirname "$f")"
+	cp -L "$f" "$stage$f"
+done
 mkdir -p "$l2"/{bin,proc,sys,dev,tmp}
 cp "$busybox" "$l2/bin/busybox"
 # The applets' links are made here, not by `busybox --install` in the guest:
