@@ -11,6 +11,7 @@
 # rust-src, bindgen-cli, libclang, Linux source.
 
 source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/linux-source.sh"
 
 DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils rsync file
 	qemu-system-x86 busybox-static python3 gcc make
@@ -104,64 +105,6 @@ PY
 	fi
 	[ -f "$d/libclang.so" ] || die "libclang.so not found in the wheel"
 	echo "$d"
-}
-
-debian_mirror() {
-	local uri
-	uri=$(grep -hoE '^(URIs:|deb) +[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null |
-		grep -v security | head -n1 | awk '{print $2}') || true
-	echo "${uri:-http://deb.debian.org/debian}"
-}
-
-fetch_linux_source() {
-	local dir=$SRC_DIR/linux-${LINUX_SOURCE_VERSION//[~:]/_}
-	if [ -f "$dir/.gvt-rs-extracted" ]; then
-		echo "$dir"
-		return
-	fi
-	local deb=$SRC_DIR/${LINUX_SOURCE_PKG}_${LINUX_SOURCE_VERSION//:/%3a}_all.deb
-	mkdir -p "$SRC_DIR"
-	if [ ! -f "$deb" ]; then
-		local mirror apt_dir suite
-		mirror=$(debian_mirror)
-		apt_dir=$(mktemp -d)
-		mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-		for suite in $LINUX_SOURCE_SUITES; do
-			echo "deb [trusted=yes] $mirror $suite main" >>"$apt_dir/sources.list"
-		done
-		local apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
-			-o Dir::Etc::SourceParts=/dev/null
-			-o "Dir::State::Lists=$apt_dir/lists"
-			-o "Dir::Cache::Archives=$apt_dir/archives"
-			-o APT::Sandbox::User=root)
-		log "fetching $LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION from $mirror ($LINUX_SOURCE_SUITES)"
-		run_logged "$GVT_RS_CACHE/apt-src-update.log" apt-get "${apt_opts[@]}" update -q
-		if ! (cd "$SRC_DIR" && apt-get "${apt_opts[@]}" download \
-			"$LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION" >"$GVT_RS_CACHE/apt-src-download.log" 2>&1); then
-			local offered
-			offered=$(apt-cache "${apt_opts[@]}" -o "Dir::Cache=$apt_dir" madison "$LINUX_SOURCE_PKG" 2>/dev/null |
-				awk -F'|' '{print $2}' | tr -d ' ' | tr '\n' ' ') || true
-			rm -rf "$apt_dir"
-			die "$LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION is no longer offered by $mirror (offered: ${offered:-none}).
-  Either pass a prepared Linux 7.3 tree with KDIR=/path/to/linux, or set
-  LINUX_SOURCE_VERSION=<version> LINUX_SOURCE_SHA256=<sha256 of the .deb> and test again."
-		fi
-		rm -rf "$apt_dir"
-	fi
-	if [ -n "$LINUX_SOURCE_SHA256" ]; then
-		echo "$LINUX_SOURCE_SHA256  $deb" | sha256sum -c --quiet - ||
-			die "sha256 mismatch for $deb (remove it to download again)"
-	fi
-	log "unpacking $LINUX_SOURCE_PKG (about 1 minute)"
-	local tmp
-	tmp=$(mktemp -d -p "$SRC_DIR")
-	dpkg-deb -x "$deb" "$tmp"
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	tar -C "$dir" --strip-components=1 -xf "$tmp"/usr/src/linux-source-*.tar.xz
-	rm -rf "$tmp"
-	touch "$dir/.gvt-rs-extracted"
-	echo "$dir"
 }
 
 main() {
