@@ -106,16 +106,18 @@ impl<T> Attribute<T> {
         show: Option<ShowFn<T>>,
         store: Option<StoreFn<T>>,
     ) -> Self {
+        // The fields other than `name` and `mode` exist only with
+        // CONFIG_DEBUG_LOCK_ALLOC (lockdep's key and static key) and are valid
+        // zeroed: a NULL key makes sysfs use the static key. Starting from a
+        // zeroed value and assigning the two fields builds the same attribute
+        // in both configurations.
+        let mut attr: bindings::attribute = pin_init::zeroed();
+        attr.name = crate::str::as_char_ptr_in_const_context(name);
+        attr.mode = mode;
         // INVARIANT: `name` is `'static` and NUL-terminated; the callers below
         // pick the mode that matches `show` and `store`.
         Self {
-            attr: Opaque::new(bindings::attribute {
-                name: crate::str::as_char_ptr_in_const_context(name),
-                mode,
-                // SAFETY: All remaining fields (lockdep's key and static key) are
-                // valid when zeroed: a NULL key makes sysfs use the static key.
-                ..unsafe { core::mem::zeroed() }
-            }),
+            attr: Opaque::new(attr),
             show,
             store,
         }
