@@ -46,6 +46,10 @@ pub const VARIANTS: &[Variant] = &[
         policy: Policy::Sfq,
         throttle: false,
     },
+    Variant {
+        policy: Policy::Eevdf,
+        throttle: false,
+    },
 ];
 
 /// Plain aligned text table.

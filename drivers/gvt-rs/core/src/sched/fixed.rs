@@ -132,15 +132,6 @@ pub(crate) const fn vdiff(a: u64, b: u64) -> i64 {
     a.wrapping_sub(b) as i64
 }
 
-/// Integer base-2 logarithm bucket (0 for 0 and 1).
-pub(crate) const fn log2_bucket(x: u64) -> u32 {
-    if x <= 1 {
-        0
-    } else {
-        63u32.saturating_sub(x.leading_zeros())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! vGPU scheduling policies: upstream TBS, VMCG credits and slices, FairGV SFQ.
+//! vGPU scheduling policies: upstream TBS, VMCG credits and slices, FairGV
+//! SFQ, and EEVDF-style latency-aware fair queueing.
 //!
 //! One [`Scheduler`] per physical GPU holds up to `N` vGPUs (ids `0..N`,
-//! `N <= 256`) and one of three [`Policy`]s, switchable at run time, plus an
+//! `N <= 256`) and one of four [`Policy`]s, switchable at run time, plus an
 //! optional usage throttle. It is a pure state machine: events in, decisions
 //! out, time passed in as `u64` nanoseconds of a monotonic clock. It never
 //! allocates, sleeps, takes locks, panics or uses floating point, so the
@@ -31,13 +32,16 @@
 //! Cost: every call is O(1) or O(log N) except where noted: `tbs`'s pick
 //! walks its LRU list (O(N), as upstream), `vmcg` sorts the backlogged vGPUs
 //! once per round (O(k log k), amortised over the k turns of the round), the
-//! throttle scans the backlogged set (O(N)), and lifecycle, policy and
+//! throttle scans the backlogged set (O(N)), `eevdf`'s pick and wake-up
+//! test scan the active vGPUs (O(N)), and lifecycle, policy and
 //! fairness-window changes are O(N).
 
 mod bitmap;
 mod fixed;
 mod gvtg;
 mod heap;
+mod interact;
+mod lathist;
 pub mod metrics;
 mod sfq;
 mod tbs;
@@ -54,13 +58,14 @@ mod tests_gvtg;
 use bitmap::{Bitmap, BITS};
 use fixed::{mul_div_sat, vdiff, PPM};
 pub use gvtg::GvtgSwitch;
+pub use lathist::LAT_BUCKETS;
 pub use metrics::Fairness;
 use sfq::Sfq;
 pub use sfq::{WakeRule, VSCALE};
 use tbs::{Target, Tbs};
 use throttle::Throttle;
+pub use vchannel::MAX_ENGINES;
 use vchannel::{Life, Vgpu};
-pub use vchannel::{LAT_BUCKETS, MAX_ENGINES};
 use vmcg::{Vmcg, VmcgCfg};
 use withheld::Withheld;
 
@@ -102,11 +107,15 @@ pub enum Policy {
     Vmcg,
     /// FairGV: start-time fair queueing on measured GPU time.
     Sfq,
+    /// `sfq`'s tags and charges with EEVDF's choice (eligible vGPU with the
+    /// earliest virtual deadline), deadline-based wake-up preemption and
+    /// the GPU held idle only for interactive vGPUs.
+    Eevdf,
 }
 
 impl Policy {
     /// Every policy, in sysfs listing order.
-    pub const ALL: [Policy; 3] = [Policy::Tbs, Policy::Vmcg, Policy::Sfq];
+    pub const ALL: [Policy; 4] = [Policy::Tbs, Policy::Vmcg, Policy::Sfq, Policy::Eevdf];
 
     /// Name as shown and accepted by sysfs.
     pub const fn name(self) -> &'static str {
@@ -114,7 +123,13 @@ impl Policy {
             Policy::Tbs => "tbs",
             Policy::Vmcg => "vmcg",
             Policy::Sfq => "sfq",
+            Policy::Eevdf => "eevdf",
         }
+    }
+
+    /// Whether the policy keeps `sfq`'s start tags (`sfq` and `eevdf`).
+    pub const fn fair_queueing(self) -> bool {
+        matches!(self, Policy::Sfq | Policy::Eevdf)
     }
 
     /// Parses a name (exact match; the caller strips a trailing newline).
@@ -160,12 +175,17 @@ pub enum Tunable {
     ThrottleFactorPct,
     /// Fairness window, ms.
     WindowMs,
-    /// `sfq`/`vmcg`: how long the running vGPU keeps the GPU after its queue
-    /// empties, waiting for its next submission (FairGV's hybrid spinning), us.
+    /// `sfq`/`eevdf`/`vmcg`: how long the running vGPU keeps the GPU after
+    /// its queue empties, waiting for its next submission (FairGV's hybrid
+    /// spinning; `eevdf` holds only for interactive vGPUs), us. Also the
+    /// longest completion-to-submission gap of a synchronous round trip.
     IdleThresholdUs,
+    /// Synchronous round trips per 10 ms above which a vGPU is interactive
+    /// (FairGV's classifier; 0: every vGPU is).
+    InteractiveCalls,
 }
 
-const TUNABLES: usize = 17;
+const TUNABLES: usize = 18;
 
 impl Tunable {
     /// Every tunable.
@@ -187,6 +207,7 @@ impl Tunable {
         Tunable::ThrottleFactorPct,
         Tunable::WindowMs,
         Tunable::IdleThresholdUs,
+        Tunable::InteractiveCalls,
     ];
 
     /// sysfs file name.
@@ -209,6 +230,7 @@ impl Tunable {
             Tunable::ThrottleFactorPct => "throttle_factor_pct",
             Tunable::WindowMs => "fairness_window_ms",
             Tunable::IdleThresholdUs => "idle_threshold_us",
+            Tunable::InteractiveCalls => "interactive_calls",
         }
     }
 
@@ -237,6 +259,7 @@ impl Tunable {
             Tunable::ThrottleFactorPct => (100, 10_000),
             Tunable::WindowMs => (10, 60_000),
             Tunable::IdleThresholdUs => (0, 10_000),
+            Tunable::InteractiveCalls => (0, 1000),
         }
     }
 
@@ -262,6 +285,7 @@ impl Tunable {
             Tunable::ThrottleFactorPct => 200,
             Tunable::WindowMs => 1000,
             Tunable::IdleThresholdUs => 200,
+            Tunable::InteractiveCalls => 10,
         }
     }
 }
@@ -329,7 +353,9 @@ pub struct VgpuStats {
     pub latency_avg_ns: u64,
     /// Largest submit-to-dispatch latency, ns.
     pub latency_max_ns: u64,
-    /// Upper bound of the 99th percentile latency (power-of-two buckets), ns.
+    /// Median submit-to-dispatch latency (within 1/16, see `lathist.rs`), ns.
+    pub latency_p50_ns: u64,
+    /// 99th percentile submit-to-dispatch latency (within 1/16), ns.
     pub latency_p99_ns: u64,
     /// Last sampled CPU time of the VM, ns.
     pub cpu_ns: u64,
@@ -345,6 +371,12 @@ pub struct VgpuStats {
     pub vtag_ns: u64,
     /// Throttle usage (GPU ns scaled by `VSCALE / weight`), in ns at weight 1.
     pub usage_ns: u64,
+    /// `sfq`/`eevdf`: the turn the vGPU asks for (`eevdf`'s request), ns.
+    pub request_ns: u64,
+    /// Whether the interactivity classifier counts the vGPU as interactive.
+    pub interactive: bool,
+    /// Synchronous round trips counted since creation.
+    pub round_trips: u64,
 }
 
 /// Counters of the whole GPU.
@@ -419,6 +451,7 @@ const fn defaults() -> [u64; TUNABLES] {
         Tunable::ThrottleFactorPct.default_value(),
         Tunable::WindowMs.default_value(),
         Tunable::IdleThresholdUs.default_value(),
+        Tunable::InteractiveCalls.default_value(),
     ]
 }
 
@@ -490,7 +523,7 @@ impl<const N: usize> Scheduler<N> {
                     self.tbs.start(id, now, 0, tick, false);
                 }
             }
-            Policy::Sfq => {
+            Policy::Sfq | Policy::Eevdf => {
                 let rule = self.wake_rule();
                 for id in self.backlogged.iter() {
                     self.sfq.activate(id, rule);
@@ -605,6 +638,7 @@ impl<const N: usize> Scheduler<N> {
         g.life = Life::Created;
         g.weight = weight;
         g.gm_mb = gm_mb;
+        self.sfq.forget(id);
         Ok(())
     }
 
@@ -650,12 +684,12 @@ impl<const N: usize> Scheduler<N> {
                     self.vmcg.start(id, g, now);
                 }
             }
-            Policy::Sfq => {}
+            Policy::Sfq | Policy::Eevdf => {}
         }
         // Work kept through a stop (`stop_keeping_queued`) is backlogged
         // again, as if it had just been queued.
         if self.vg(id)?.backlogged() {
-            self.activate(id);
+            self.activate(id, false);
             if let Some(g) = self.v.get(id) {
                 self.vmcg.refresh(id, g);
             }
@@ -749,8 +783,10 @@ impl<const N: usize> Scheduler<N> {
             return Err(Error::Invalid);
         }
         self.roll(now);
+        let gap = self.us(Tunable::IdleThresholdUs);
         let g = self.vg_mut(id)?;
         let was = g.backlogged();
+        let trip = !was && g.inflight == 0 && g.ia.woke(now, gap);
         if let Some(c) = g.ch.get_mut(engine) {
             c.pending = c.pending.saturating_add(1);
         }
@@ -763,7 +799,7 @@ impl<const N: usize> Scheduler<N> {
             }
         }
         if !was {
-            self.activate(id);
+            self.activate(id, trip);
         }
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
@@ -776,13 +812,26 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// `id` became backlogged: its throttle window, the backlogged set and
-    /// its `sfq` tag (with wake-up preemption) follow.
-    fn activate(&mut self, id: usize) {
+    /// its `sfq` tag (with wake-up preemption) follow. `trip`: it is a
+    /// synchronous round trip (see `interact.rs`).
+    ///
+    /// Under `eevdf` a round trip keeps the vGPU's tag (`S <- F` even when
+    /// `F < V`): it was away for at most `idle_threshold_us`, waiting for
+    /// its own result, and is treated as if it had stayed backlogged, as
+    /// EEVDF keeps the lag of a short sleeper. Without this, every round
+    /// trip would forfeit whatever service it is owed, and a synchronous
+    /// client beside a saturating neighbour would get one workload per
+    /// neighbour turn.
+    fn activate(&mut self, id: usize, trip: bool) {
         self.thr.activate(id, &self.backlogged);
         self.backlogged.set(id, true);
-        if self.policy == Policy::Sfq {
-            let rule = self.wake_rule();
-            self.sfq.activate(id, rule);
+        if self.policy.fair_queueing() {
+            if trip && self.policy == Policy::Eevdf {
+                self.sfq.resume(id);
+            } else {
+                let rule = self.wake_rule();
+                self.sfq.activate(id, rule);
+            }
             self.sfq_wake_preempt(id);
         }
     }
@@ -794,15 +843,66 @@ impl<const N: usize> Scheduler<N> {
     /// its slice: a light vGPU then waits for at most the workloads in
     /// flight, not for a whole slice of every neighbour. A vGPU waking with
     /// debt (its tag past the running one's) waits for its turn as before.
+    ///
+    /// Under `eevdf` the test is EEVDF's: the waking vGPU is eligible (its
+    /// tag no later than the weighted average) and its virtual deadline is
+    /// earlier than the running vGPU's. O(N) for the average.
     fn sfq_wake_preempt(&mut self, id: usize) {
         if self.tunable(Tunable::SfqWakePreempt) != 1 || self.turn_dispatched == 0 {
             return;
         }
-        if let Some(c) = self.current.filter(|&c| c != id) {
-            if vdiff(self.sfq.tag(id), self.sfq.tag(c)) <= 0 {
-                self.force = true;
-            }
+        let Some(c) = self.current.filter(|&c| c != id) else {
+            return;
+        };
+        let owed = if self.policy == Policy::Eevdf {
+            let v = &self.v;
+            let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
+            let slice = self.us(Tunable::SfqSliceUs);
+            let avg = self.sfq.average(&weight);
+            self.sfq.eligible(id, avg)
+                && vdiff(
+                    self.sfq.deadline(id, weight(id), slice),
+                    self.sfq.deadline(c, weight(c), slice),
+                ) < 0
+        } else {
+            vdiff(self.sfq.tag(id), self.sfq.tag(c)) <= 0
+        };
+        if owed {
+            self.force = true;
         }
+    }
+
+    fn interactive_calls(&self) -> u32 {
+        self.tunable(Tunable::InteractiveCalls)
+            .min(u64::from(u32::MAX)) as u32
+    }
+
+    /// Whether `id` is interactive (see `interact.rs`).
+    fn is_interactive(&self, id: usize) -> bool {
+        let calls = self.interactive_calls();
+        self.v.get(id).is_some_and(|g| g.ia.interactive(calls))
+    }
+
+    /// How long the GPU is held for the current vGPU `c` once its queue is
+    /// empty: `idle_threshold_us`, except under `eevdf` for a vGPU that is
+    /// not interactive (its next submission is not expected soon: holding
+    /// would only waste GPU time and charge it for it).
+    fn hold_ns(&self, c: usize) -> u64 {
+        if self.policy == Policy::Eevdf && !self.is_interactive(c) {
+            0
+        } else {
+            self.us(Tunable::IdleThresholdUs)
+        }
+    }
+
+    /// GPU-centric coscheduling (FairGV's Algorithm 3): the running vGPU if
+    /// it is interactive. While it holds the GPU the provider
+    /// should favour its VM's vCPU threads (wake them, or let them run
+    /// ahead of other threads), so that its synchronous round trips
+    /// complete within the turn. A hint: the core's decisions do not
+    /// depend on whether the provider acts on it.
+    pub fn coschedule(&self) -> Option<usize> {
+        self.current.filter(|&c| self.is_interactive(c))
     }
 
     fn tbs_schedule(&mut self, now: u64, timer: bool) {
@@ -835,10 +935,10 @@ impl<const N: usize> Scheduler<N> {
         }
         match self.policy {
             Policy::Tbs => self.tbs.target.is_some(),
-            Policy::Sfq | Policy::Vmcg => {
+            Policy::Sfq | Policy::Eevdf | Policy::Vmcg => {
                 let idle_over = !self.backlogged.get(c)
                     && match self.idle_since {
-                        Some(t) => now >= t.saturating_add(self.us(Tunable::IdleThresholdUs)),
+                        Some(t) => now >= t.saturating_add(self.hold_ns(c)),
                         // Nothing queued, work in flight: wait for it.
                         None => self.v.get(c).is_none_or(|g| g.inflight == 0),
                     };
@@ -921,6 +1021,7 @@ impl<const N: usize> Scheduler<N> {
         Self::check_engine(engine)?;
         self.vg(id)?;
         self.roll(now);
+        let calls = self.interactive_calls();
         let g = self.vg_mut(id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
         if c.inflight == 0 {
@@ -931,8 +1032,12 @@ impl<const N: usize> Scheduler<N> {
         g.completed = g.completed.saturating_add(1);
         g.busy_ns = g.busy_ns.saturating_add(gpu_ns);
         g.win_busy_ns = g.win_busy_ns.saturating_add(gpu_ns);
+        g.ia.served(gpu_ns, calls);
         let w = g.weight;
         let idle = g.pending == 0 && g.inflight == 0;
+        if idle {
+            g.ia.idle(now);
+        }
         self.inflight = self.inflight.saturating_sub(1);
         if self.current == Some(id) {
             self.turn_gpu_ns = self.turn_gpu_ns.saturating_add(gpu_ns);
@@ -1032,10 +1137,10 @@ impl<const N: usize> Scheduler<N> {
         let win = self.win_start.saturating_add(self.ms(Tunable::WindowMs));
         let t = match self.policy {
             Policy::Tbs => self.tbs.next_tick,
-            _ => self.current.map(|_| {
+            _ => self.current.map(|c| {
                 let end = self.turn_start.saturating_add(self.turn_slice);
                 match self.idle_since {
-                    Some(i) => end.min(i.saturating_add(self.us(Tunable::IdleThresholdUs))),
+                    Some(i) => end.min(i.saturating_add(self.hold_ns(c))),
                     None => end,
                 }
             }),
@@ -1074,10 +1179,10 @@ impl<const N: usize> Scheduler<N> {
             // A switch is decided: the engine asks for it at once.
             (Policy::Tbs, _) if self.tbs.target.is_some() => now,
             (Policy::Tbs, _) => self.tbs.next_tick.unwrap_or(now),
-            (_, Some(_)) => {
+            (_, Some(c)) => {
                 let end = self.turn_start.saturating_add(self.turn_slice);
                 match self.idle_since {
-                    Some(i) => end.min(i.saturating_add(self.us(Tunable::IdleThresholdUs))),
+                    Some(i) => end.min(i.saturating_add(self.hold_ns(c))),
                     None => end,
                 }
             }
@@ -1098,7 +1203,7 @@ impl<const N: usize> Scheduler<N> {
         if let Some(t) = self.idle_since.take() {
             self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
         }
-        if self.policy == Policy::Sfq {
+        if self.policy.fair_queueing() {
             let mut l = self.turn_gpu_ns;
             if l == 0 && self.turn_dispatched > 0 {
                 // No GPU time measured: charge wall-clock ownership.
@@ -1108,6 +1213,11 @@ impl<const N: usize> Scheduler<N> {
             l = l.saturating_add(self.turn_idle_ns);
             let w = self.v.get(c).map_or(1, |g| g.weight);
             self.sfq.charge(c, l, w);
+            if self.turn_dispatched > 0 {
+                let slice = self.us(Tunable::SfqSliceUs);
+                let more = self.backlogged.get(c);
+                self.sfq.note_turn(c, l, more, slice);
+            }
             if !self.backlogged.get(c) {
                 self.sfq.deactivate(c);
             }
@@ -1153,6 +1263,15 @@ impl<const N: usize> Scheduler<N> {
                 let el = |id: usize| thr.usage(id) <= lim;
                 self.sfq.pick(if on { Some(&el) } else { None })
             }
+            Policy::Eevdf => {
+                let thr = &self.thr;
+                let el = |id: usize| thr.usage(id) <= lim;
+                let v = &self.v;
+                let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
+                let slice = self.us(Tunable::SfqSliceUs);
+                self.sfq
+                    .pick_eevdf(&weight, slice, if on { Some(&el) } else { None })
+            }
             Policy::Vmcg => {
                 let cfg = self.vmcg_cfg();
                 let thr = &self.thr;
@@ -1177,7 +1296,7 @@ impl<const N: usize> Scheduler<N> {
         };
         self.turn_slice = match self.policy {
             Policy::Tbs => self.tick_ns(),
-            Policy::Sfq => self.us(Tunable::SfqSliceUs),
+            Policy::Sfq | Policy::Eevdf => self.us(Tunable::SfqSliceUs),
             Policy::Vmcg => {
                 self.vmcg.begin_turn();
                 self.vmcg.slice_ns.get(id).copied().unwrap_or(0)
@@ -1263,7 +1382,8 @@ impl<const N: usize> Scheduler<N> {
             completed: g.completed,
             latency_avg_ns: g.lat_sum_ns.checked_div(g.dispatched).unwrap_or(0),
             latency_max_ns: g.lat_max_ns,
-            latency_p99_ns: g.latency_percentile_ns(99),
+            latency_p50_ns: g.lat.percentile_ns(50, g.lat_max_ns),
+            latency_p99_ns: g.lat.percentile_ns(99, g.lat_max_ns),
             cpu_ns: g.cpu_ns,
             bytes: g.bytes,
             credits: self.vmcg.credits.get(id).copied().unwrap_or(0),
@@ -1271,6 +1391,9 @@ impl<const N: usize> Scheduler<N> {
             left_ts_ns: self.tbs.left_ts.get(id).copied().unwrap_or(0),
             vtag_ns: self.sfq.tag(id) / VSCALE,
             usage_ns: self.thr.usage(id) / VSCALE,
+            request_ns: self.sfq.request(id, self.us(Tunable::SfqSliceUs)),
+            interactive: self.is_interactive(id),
+            round_trips: g.ia.total,
         })
     }
 }

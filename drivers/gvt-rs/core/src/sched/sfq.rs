@@ -14,6 +14,18 @@
 //!   that went idle right after an overrun keeps its debt;
 //! * [`WakeRule::PaperV`]: `S <- V` as FairGV prints it, which erases that debt.
 //!
+//! `eevdf` ([`Sfq::pick_eevdf`]) keeps these tags and charges and changes
+//! only the choice, after EEVDF (Linux's fair class since 6.6): a vGPU is
+//! *eligible* when its tag is no later than the weighted average `A` of the
+//! active vGPUs' tags (it has received no more than its share, its lag
+//! `A - S` is not negative), its *request* `r` is the length of the turns
+//! it asks for (see [`Sfq::note_turn`]) and its virtual deadline is
+//! `D = S + r * VSCALE / w`; the eligible vGPU with the earliest deadline
+//! runs. The vGPU with the smallest tag is always eligible, so the choice is
+//! work-conserving; a vGPU whose turns are short (a frame's one workload)
+//! gets an early deadline and runs soon after it wakes, one whose turns
+//! fill the slice runs in longer, rarer turns, and both get their shares.
+//!
 //! Virtual time units: `L * VSCALE / w` with `VSCALE` = the largest weight, so
 //! the per-charge rounding error is below 1/10000 ns at weight 1. Tags wrap
 //! around `u64` and are compared with wrapping differences; a stale tag more
@@ -38,6 +50,8 @@ pub enum WakeRule {
 pub(crate) struct Sfq<const N: usize> {
     heap: IdHeap<N>,
     tag: [u64; N],
+    /// `eevdf` request per vGPU, ns (0: none measured yet, the slice).
+    req: [u64; N],
     pub(crate) vtime: u64,
 }
 
@@ -46,6 +60,7 @@ impl<const N: usize> Sfq<N> {
         Self {
             heap: IdHeap::new(),
             tag: [0; N],
+            req: [0; N],
             vtime: 0,
         }
     }
@@ -86,6 +101,17 @@ impl<const N: usize> Sfq<N> {
         if let Some(t) = self.tag.get_mut(id) {
             *t = s;
         }
+        self.heap.upsert(id, s);
+    }
+
+    /// A vGPU becomes active again keeping its tag, whatever `V` is
+    /// (`eevdf`'s synchronous round trip, see `Scheduler::activate`).
+    pub(crate) fn resume(&mut self, id: usize) {
+        if self.heap.contains(id) {
+            return;
+        }
+        self.vtime = self.vtime();
+        let s = self.tag(id);
         self.heap.upsert(id, s);
     }
 
@@ -142,5 +168,112 @@ impl<const N: usize> Sfq<N> {
     pub(crate) fn reset(&mut self) {
         self.heap.clear();
         self.tag = [self.vtime; N];
+        self.req = [0; N];
+    }
+
+    /// Forgets `id`'s request (a new vGPU in its slot).
+    pub(crate) fn forget(&mut self, id: usize) {
+        if let Some(r) = self.req.get_mut(id) {
+            *r = 0;
+        }
+    }
+
+    /// `eevdf` request of `id` in ns: the turn it asks for, at most `slice`.
+    pub(crate) fn request(&self, id: usize, slice: u64) -> u64 {
+        match self.req.get(id).copied().unwrap_or(0) {
+            0 => slice,
+            r => r.min(slice),
+        }
+    }
+
+    /// `eevdf`: `id`'s turn ended after `l` ns charged. A vGPU that still
+    /// had work queued (its slice ran out or a waking vGPU ended the turn)
+    /// asked for a whole slice; one whose queue ran dry asked for `l`. The
+    /// request follows the turns with a weight of 1/4 on the newest, so it
+    /// takes a few turns to learn a pattern and one turn cannot swing it.
+    pub(crate) fn note_turn(&mut self, id: usize, l: u64, wanted_more: bool, slice: u64) {
+        let sample = if wanted_more { slice } else { l.min(slice) };
+        let old = self.request(id, slice);
+        if let Some(r) = self.req.get_mut(id) {
+            // old, sample <= slice <= 1e12 ns: no overflow.
+            *r = old
+                .saturating_mul(3)
+                .saturating_add(sample)
+                .div_ceil(4)
+                .max(1);
+        }
+    }
+
+    /// Virtual deadline of `id` at weight `w`: `S + r * VSCALE / w`.
+    pub(crate) fn deadline(&self, id: usize, w: u32, slice: u64) -> u64 {
+        let r = mul_div_sat(self.request(id, slice), VSCALE, u64::from(w.max(1)));
+        self.tag(id).wrapping_add(r)
+    }
+
+    /// Weighted average `A` of the active vGPUs' tags (`weight` gives each
+    /// vGPU's weight): `V + sum w_i (S_i - V) / sum w_i`. O(active). The
+    /// sums saturate only when the tags lead `V` by thousands of seconds of
+    /// service; `A` then reads late, which makes more vGPUs eligible.
+    pub(crate) fn average(&self, weight: &dyn Fn(usize) -> u32) -> u64 {
+        let v = self.vtime();
+        let mut wsum: u64 = 0;
+        let mut lead: u64 = 0;
+        for id in self.heap.ids() {
+            let w = u64::from(weight(id).max(1));
+            let d = vdiff(self.heap.key(id), v).max(0) as u64;
+            wsum = wsum.saturating_add(w);
+            lead = lead.saturating_add(d.saturating_mul(w));
+        }
+        match lead.checked_div(wsum) {
+            Some(a) => v.wrapping_add(a),
+            None => v,
+        }
+    }
+
+    /// Whether `id` is eligible against the average `avg`.
+    pub(crate) fn eligible(&self, id: usize, avg: u64) -> bool {
+        vdiff(self.tag(id), avg) <= 0
+    }
+
+    /// `eevdf`: among the active vGPUs that pass `ok` (the throttle), the
+    /// eligible one with the earliest virtual deadline (ties: smaller tag,
+    /// then lower id); if none of them is eligible, the one with the
+    /// smallest tag. O(active).
+    pub(crate) fn pick_eevdf(
+        &mut self,
+        weight: &dyn Fn(usize) -> u32,
+        slice: u64,
+        ok: Option<&dyn Fn(usize) -> bool>,
+    ) -> Option<usize> {
+        self.vtime = self.vtime();
+        let avg = self.average(weight);
+        // (eligible, key, tag, id): eligible first, then the earliest key,
+        // which is the deadline for eligible vGPUs and the tag otherwise.
+        let mut best: Option<(bool, u64, u64, usize)> = None;
+        for id in self.heap.ids() {
+            if ok.is_some_and(|f| !f(id)) {
+                continue;
+            }
+            let s = self.heap.key(id);
+            let el = vdiff(s, avg) <= 0;
+            let k = if el {
+                self.deadline(id, weight(id), slice)
+            } else {
+                s
+            };
+            let better = match best {
+                None => true,
+                Some((be, bk, bs, bi)) => {
+                    (el && !be)
+                        || (el == be
+                            && (vdiff(k, bk) < 0
+                                || (k == bk && (vdiff(s, bs) < 0 || (s == bs && id < bi)))))
+                }
+            };
+            if better {
+                best = Some((el, k, s, id));
+            }
+        }
+        best.map(|(_, _, _, i)| i)
     }
 }

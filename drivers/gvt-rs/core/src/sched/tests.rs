@@ -802,9 +802,9 @@ fn property_no_starvation_and_weighted_shares() {
             }
             let f = sim.fairness(&ids);
             match p {
-                Policy::Sfq => assert!(
+                Policy::Sfq | Policy::Eevdf => assert!(
                     f.lambda_ppm < 20_000 && f.min_max_ppm > 970_000,
-                    "seed {seed} sfq {f:?} {weights:?} {svcs:?}"
+                    "seed {seed} {p:?} {f:?} {weights:?} {svcs:?}"
                 ),
                 // TBS is weight-proportional when everybody is busy, up to
                 // the overruns of non-preemptive workloads.

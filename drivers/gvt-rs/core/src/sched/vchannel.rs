@@ -7,15 +7,11 @@
 //! (`workload_q_head`); the core only counts them, which is all a policy
 //! needs and keeps the core free of allocation.
 
-use super::fixed::log2_bucket;
+use super::interact::Interact;
+use super::lathist::LatHist;
 
 /// Most engines per GPU the core tracks (GVT-g has 5: RCS, BCS, VCS, VCS2, VECS).
 pub const MAX_ENGINES: usize = 8;
-
-/// Buckets of the submit-to-dispatch latency histogram (powers of two of
-/// microseconds: bucket `k` holds latencies in `[2^k, 2^(k+1))` us, bucket 0
-/// also holds everything below 2 us, the last bucket everything above).
-pub const LAT_BUCKETS: usize = 24;
 
 /// Counters of one V-Channel.
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,7 +47,8 @@ pub(crate) struct Vgpu {
     pub(crate) busy_ns: u64,
     pub(crate) lat_sum_ns: u64,
     pub(crate) lat_max_ns: u64,
-    pub(crate) lat_hist: [u32; LAT_BUCKETS],
+    pub(crate) lat: LatHist,
+    pub(crate) ia: Interact,
     pub(crate) cpu_ns: u64,
     pub(crate) bytes: u64,
     pub(crate) win_busy_ns: u64,
@@ -79,7 +76,8 @@ impl Vgpu {
         busy_ns: 0,
         lat_sum_ns: 0,
         lat_max_ns: 0,
-        lat_hist: [0; LAT_BUCKETS],
+        lat: LatHist::EMPTY,
+        ia: Interact::NEW,
         cpu_ns: 0,
         bytes: 0,
         win_busy_ns: 0,
@@ -96,30 +94,6 @@ impl Vgpu {
     pub(crate) fn record_latency(&mut self, ns: u64) {
         self.lat_sum_ns = self.lat_sum_ns.saturating_add(ns);
         self.lat_max_ns = self.lat_max_ns.max(ns);
-        let b = (log2_bucket(ns / 1000) as usize).min(LAT_BUCKETS - 1);
-        if let Some(h) = self.lat_hist.get_mut(b) {
-            *h = h.saturating_add(1);
-        }
-    }
-
-    /// Upper bound of the bucket holding the `pct`-th percentile latency, in ns.
-    pub(crate) fn latency_percentile_ns(&self, pct: u64) -> u64 {
-        let total: u64 = self
-            .lat_hist
-            .iter()
-            .map(|&c| u64::from(c))
-            .fold(0, u64::saturating_add);
-        if total == 0 {
-            return 0;
-        }
-        let want = total.saturating_mul(pct).div_ceil(100).max(1);
-        let mut acc: u64 = 0;
-        for (k, &c) in self.lat_hist.iter().enumerate() {
-            acc = acc.saturating_add(u64::from(c));
-            if acc >= want {
-                return (2u64 << k).saturating_mul(1000);
-            }
-        }
-        self.lat_max_ns
+        self.lat.record(ns);
     }
 }
