@@ -190,7 +190,7 @@ static int malformed(uint32_t opc)
 		int r = ioctl(fd, GVT_GPU_IOC_WAIT, &w) ? errno : 0;
 
 		if (r != EIO)
-			fprintf(stderr, "gvt_gpu_client: WAIT on the malformed descriptor: %s\n",
+			fprintf(stderr, "gvt_gpu_client: WAIT on the bad descriptor: %s\n",
 				r ? strerror(r) : "reached");
 	}
 	end = now_s() + 2;
@@ -248,18 +248,41 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:m:x")) != -1) {
 		switch (c) {
-		case 'p': profile = optarg; break;
-		case 't': secs = atof(optarg); break;
-		case 'd': dur = atol(optarg); break;
-		case 'q': q = atoi(optarg); break;
-		case 'f': frame = atoi(optarg); break;
-		case 'z': think = atol(optarg); break;
-		case 'e': engine = atoi(optarg); break;
-		case 'b': bytes = atol(optarg); break;
-		case 'm': opcode = (int)strtol(optarg, NULL, 0); break;
-		case 'x': reset = 1; break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'd':
+			dur = atol(optarg);
+			break;
+		case 'q':
+			q = atoi(optarg);
+			break;
+		case 'f':
+			frame = atoi(optarg);
+			break;
+		case 'z':
+			think = atol(optarg);
+			break;
+		case 'e':
+			engine = atoi(optarg);
+			break;
+		case 'b':
+			bytes = atol(optarg);
+			break;
+		case 'm':
+			opcode = (int)strtol(optarg, NULL, 0);
+			break;
+		case 'x':
+			reset = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: see the comment in gvt_gpu_client.c\n");
+			fprintf(stderr,
+				"usage: %s [-p compute|frames|long|idle] [-t s] [-d us] [-q n] [-f n]\n"
+				"\t[-z us] [-e engine] [-b bytes] [-m opcode] [-x] DEVICE\n",
+				argv[0]);
 			return 2;
 		}
 	}
