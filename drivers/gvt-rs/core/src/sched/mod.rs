@@ -846,7 +846,9 @@ impl<const N: usize> Scheduler<N> {
     ///
     /// Under `eevdf` the test is EEVDF's: the waking vGPU is eligible (its
     /// tag no later than the weighted average) and its virtual deadline is
-    /// earlier than the running vGPU's. O(N) for the average.
+    /// no later than the running vGPU's ("no later" as in `sfq`'s test, so
+    /// that vGPUs with equal requests are treated exactly as by `sfq`).
+    /// O(N) for the average.
     fn sfq_wake_preempt(&mut self, id: usize) {
         if self.tunable(Tunable::SfqWakePreempt) != 1 || self.turn_dispatched == 0 {
             return;
@@ -860,10 +862,7 @@ impl<const N: usize> Scheduler<N> {
             let slice = self.us(Tunable::SfqSliceUs);
             let avg = self.sfq.average(&weight);
             self.sfq.eligible(id, avg)
-                && vdiff(
-                    self.sfq.deadline(id, weight(id), slice),
-                    self.sfq.deadline(c, weight(c), slice),
-                ) < 0
+                && vdiff(self.sfq.deadline(id, slice), self.sfq.deadline(c, slice)) <= 0
         } else {
             vdiff(self.sfq.tag(id), self.sfq.tag(c)) <= 0
         };

@@ -20,11 +20,21 @@
 //! active vGPUs' tags (it has received no more than its share, its lag
 //! `A - S` is not negative), its *request* `r` is the length of the turns
 //! it asks for (see [`Sfq::note_turn`]) and its virtual deadline is
-//! `D = S + r * VSCALE / w`; the eligible vGPU with the earliest deadline
-//! runs. The vGPU with the smallest tag is always eligible, so the choice is
+//! `D = S + r * VSCALE`; the eligible vGPU with the earliest deadline runs.
+//! The vGPU with the smallest tag is always eligible, so the choice is
 //! work-conserving; a vGPU whose turns are short (a frame's one workload)
 //! gets an early deadline and runs soon after it wakes, one whose turns
-//! fill the slice runs in longer, rarer turns, and both get their shares.
+//! fill the slice waits for its tag, and both get their shares.
+//!
+//! Unlike Linux's EEVDF the deadline does not divide the request by the
+//! weight: a turn here is one non-preemptive slice whatever the weight, so
+//! dividing would only reorder vGPUs that all ask for whole slices (a
+//! weight-4 vGPU ahead of a weight-1 one with an earlier tag) and widen
+//! their lag, for no latency gain. Undivided, vGPUs with equal requests
+//! (every saturating one asks for the slice) are chosen by tag exactly as
+//! `sfq` chooses, and only a shorter request moves a vGPU ahead. Measured
+//! with weights 1:2:2:3:3:4 over 7.5 s: min-max 0.988 and 0.982 divided,
+//! the same as `sfq` (0.994, 0.993) undivided.
 //!
 //! Virtual time units: `L * VSCALE / w` with `VSCALE` = the largest weight, so
 //! the per-charge rounding error is below 1/10000 ns at weight 1. Tags wrap
@@ -204,9 +214,10 @@ impl<const N: usize> Sfq<N> {
         }
     }
 
-    /// Virtual deadline of `id` at weight `w`: `S + r * VSCALE / w`.
-    pub(crate) fn deadline(&self, id: usize, w: u32, slice: u64) -> u64 {
-        let r = mul_div_sat(self.request(id, slice), VSCALE, u64::from(w.max(1)));
+    /// Virtual deadline of `id`: `S + r * VSCALE` (see the module
+    /// documentation for why the request is not divided by the weight).
+    pub(crate) fn deadline(&self, id: usize, slice: u64) -> u64 {
+        let r = self.request(id, slice).saturating_mul(VSCALE);
         self.tag(id).wrapping_add(r)
     }
 
@@ -256,11 +267,7 @@ impl<const N: usize> Sfq<N> {
             }
             let s = self.heap.key(id);
             let el = vdiff(s, avg) <= 0;
-            let k = if el {
-                self.deadline(id, weight(id), slice)
-            } else {
-                s
-            };
+            let k = if el { self.deadline(id, slice) } else { s };
             let better = match best {
                 None => true,
                 Some((be, bk, bs, bi)) => {
