@@ -7,6 +7,9 @@
 #   make check      host tests + kernel build + VM tests (what CI runs)
 #   make check-nested  only the real-client test (QEMU guests on vGPUs in
 #                      the VM), which `make check` also runs
+#   make check-libvirt only the libvirt test (Debian's libvirtd, virsh,
+#                      mdevctl and a domain with a vGPU, in the VM), which
+#                      `make check` also runs
 #   make help       all targets
 #
 # Set KDIR=/path/to/linux to use your own Linux 7.3 tree instead of the
@@ -18,7 +21,7 @@ export KDIR
 CORE := drivers/gvt-rs/core
 SIM := tools/gvt-sim
 
-.PHONY: all run check check-nested bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
+.PHONY: all run check check-nested check-libvirt bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
 	patches docs clean-cache
 
 all: kernel
@@ -65,6 +68,9 @@ bench: kernel
 
 check-nested: kernel
 	@GVT_RS_TESTS=gvt_rs_qemu.sh scripts/vm-run.sh check
+
+check-libvirt: kernel
+	@GVT_RS_TESTS=gvt_rs_libvirt.sh scripts/vm-run.sh check
 
 patches:
 	@scripts/export-patches.sh out/patches

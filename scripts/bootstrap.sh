@@ -14,7 +14,7 @@ source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/linux-source.sh"
 
 DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils rsync file
-	qemu-system-x86 busybox-static python3 gcc make
+	qemu-system-x86 busybox-static python3 gcc make debootstrap
 	clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION"
 
 install_debian_packages() {
@@ -47,6 +47,57 @@ fetch_vm_debs() {
 				die "cannot download Debian's $p (log: $GVT_RS_CACHE/apt-download-$p.log)"
 		fi
 	done
+}
+
+# The libvirt test VM's Debian user space (gvt_rs_libvirt.sh): Debian's
+# libvirt daemon and client, mdevctl (which libvirt creates mdevs with),
+# udev (whose events libvirt's node-device driver follows) and QEMU (the
+# domain's emulator), from the host's own Debian release and mirror, packed
+# as one uncompressed cpio archive (prefix debian/) that scripts/vm-run.sh
+# appends to the test VM's initramfs. debootstrap installs the packages whose
+# dependencies its simple resolver handles; apt, inside the new root,
+# installs libvirt-daemon-system (the libvirt-qemu user, the configuration
+# files), whose systemd and polkit alternatives it does not.
+# Rebuilt only when these lists change.
+LIBVIRT_ROOT_PACKAGES="libvirt-daemon,libvirt-daemon-driver-qemu,libvirt-clients,mdevctl,udev,qemu-system-x86"
+LIBVIRT_ROOT_APT_PACKAGES="libvirt-daemon-system"
+
+build_libvirt_root() {
+	local dir=$GVT_RS_CACHE/vm-debian suite stamp tmp
+	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+	stamp="$suite $LIBVIRT_ROOT_PACKAGES $LIBVIRT_ROOT_APT_PACKAGES"
+	[ -f "$dir/root.cpio" ] && [ "$(cat "$dir/root.stamp" 2>/dev/null)" = "$stamp" ] && return
+	log "building the libvirt test VM's Debian $suite root with debootstrap (about 3 minutes, cached afterwards)"
+	mkdir -p "$dir"
+	# A run that was cut off may have left a root with /proc mounted:
+	# unmount, and never let rm cross into a mounted file system.
+	for tmp in "$dir"/tmp.*; do
+		[ -d "$tmp" ] || continue
+		umount -R "$tmp/debian/proc" "$tmp/debian/sys" 2>/dev/null || true
+		as_root rm -rf --one-file-system "$tmp"
+	done
+	tmp=$(mktemp -d -p "$dir")
+	run_logged "$dir/debootstrap.log" as_root debootstrap --variant=minbase \
+		--include="$LIBVIRT_ROOT_PACKAGES" "$suite" "$tmp/debian" "$(debian_mirror)"
+	as_root mount -t proc proc "$tmp/debian/proc"
+	if ! { as_root chroot "$tmp/debian" apt-get update -q &&
+		as_root chroot "$tmp/debian" apt-get install -y -q --no-install-recommends \
+		$LIBVIRT_ROOT_APT_PACKAGES; } >"$dir/apt-install.log" 2>&1; then
+		as_root umount "$tmp/debian/proc"
+		tail -n 30 "$dir/apt-install.log" >&2
+		die "installing $LIBVIRT_ROOT_APT_PACKAGES in the libvirt test root failed (log: $dir/apt-install.log)"
+	fi
+	as_root umount "$tmp/debian/proc"
+	# What no test reads: documentation, translations, package caches.
+	rm -rf "$tmp"/debian/usr/share/{doc,man,info,locale} "$tmp"/debian/var/cache/apt/* \
+		"$tmp"/debian/var/lib/apt/lists/*
+	(cd "$tmp" && find debian -path 'debian/dev/*' -prune -o -path 'debian/proc/*' -prune -o \
+		-path 'debian/sys/*' -prune -o -print | LC_ALL=C sort |
+		cpio -o -H newc --quiet) >"$dir/root.cpio.tmp"
+	mv "$dir/root.cpio.tmp" "$dir/root.cpio"
+	echo "$stamp" >"$dir/root.stamp"
+	as_root rm -rf --one-file-system "$tmp"
+	log "libvirt test root: $(du -m "$dir/root.cpio" | cut -f1) MB"
 }
 
 install_rust_src() {
@@ -111,6 +162,7 @@ main() {
 	mkdir -p "$GVT_RS_CACHE" "$TOOLS_DIR"
 	install_debian_packages
 	fetch_vm_debs
+	build_libvirt_root
 	install_rust_src
 	install_bindgen
 	local libclang ksrc

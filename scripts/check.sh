@@ -4,7 +4,7 @@
 # Everything `make check` runs, in order, with timings:
 # bootstrap, host lint + tests, kernel build (CLIPPY=1, warnings fail), the
 # gvt_rs crate in the Kconfig variants the test kernel does not build, VM
-# tests, then the KASAN kernel's build and VM tests.
+# tests, the libvirt VM test, then the KASAN kernel's build and VM tests.
 #
 # The last line printed, on success and on failure, is the grand total for
 # CI: "check: N passed, M failed", the host cargo tests plus the VM's
@@ -55,6 +55,10 @@ step "kernel build: Kconfig variants of gvt_rs"
 "$GVT_RS_ROOT/scripts/check-kconfig-variants.sh"
 step "VM tests"
 "$GVT_RS_ROOT/scripts/vm-run.sh" check
+# Debian's libvirt (with udev, mdevctl and QEMU) against gvt-rs: the same
+# kernel, booted with the Debian root that bootstrap built.
+step "VM tests (libvirt)"
+GVT_RS_TESTS=gvt_rs_libvirt.sh "$GVT_RS_ROOT/scripts/vm-run.sh" check
 # The same selftests and KUnit suites on a KASAN kernel, but for the nested
 # QEMU guests (far too slow under KASAN) and the i915 test (no i915 in it).
 step "kernel build (KASAN)"

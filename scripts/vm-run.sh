@@ -15,6 +15,11 @@
 # gvt_rs_qemu.sh, the nested QEMU guests, 8 minutes of the run),
 # GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
 # build it first with scripts/build-kernel.sh FLAVOUR).
+#
+# The tests of $DEBIAN_TESTS need Debian's libvirt: a run that names them
+# (GVT_RS_TESTS) boots with the Debian root that scripts/bootstrap.sh builds
+# appended to the initramfs (at /debian, 3 GiB of memory by default); a full
+# run leaves them out, and `make check` runs them in a boot of their own.
 
 source "$(dirname "$0")/common.sh"
 [ -n "${GVT_RS_LOCKED:-}" ] || { take_build_lock; export GVT_RS_LOCKED=1; }
@@ -26,8 +31,31 @@ out=$BUILD_DIR-$flavour
 bzimage=$out/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh $flavour first"
 
+DEBIAN_TESTS=gvt_rs_libvirt.sh
+debian=false
+if [ -n "${GVT_RS_TESTS:-}" ]; then
+	for t in ${GVT_RS_TESTS//,/ }; do
+		grep -qxF "$t" <(tr ' ' '\n' <<<"$DEBIAN_TESTS") && debian=true
+	done
+elif [ "$mode" = check ]; then
+	GVT_RS_SKIP=${GVT_RS_SKIP:+$GVT_RS_SKIP,}${DEBIAN_TESTS// /,}
+fi
+
 log "building the initramfs"
 "$GVT_RS_ROOT/scripts/make-initramfs.sh" "$out" "$out/initramfs.cpio.gz"
+initrd=$out/initramfs.cpio.gz
+mem=${VM_MEM:-2048}
+if $debian; then
+	root=$GVT_RS_CACHE/vm-debian/root.cpio
+	[ -f "$root" ] || die "no Debian root at $root: run scripts/bootstrap.sh"
+	# The kernel unpacks concatenated archives; each must start 4-byte
+	# aligned, and the zeros between them are skipped.
+	initrd=$out/initramfs-debian.cpio
+	cp "$out/initramfs.cpio.gz" "$initrd"
+	truncate -s %512 "$initrd"
+	cat "$root" >>"$initrd"
+	mem=${VM_MEM:-3072}
+fi
 
 
 append="console=ttyS0 loglevel=5 panic=-1 gvt_rs_vm.mode=$mode"
@@ -38,8 +66,8 @@ elif [ -n "${GVT_RS_SKIP:-}" ]; then
 fi
 # pci-testdev at 0000:00:10.0 is the spare PCI function that tests bind to
 # the gvtsim driver (the simulated GPU on a PCI parent, as libvirt needs).
-qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}"
-	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" -append "$append"
+qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "$mem"
+	-kernel "$bzimage" -initrd "$initrd" -append "$append"
 	-device pci-testdev,addr=10.0
 	-no-reboot -display none -monitor none)
 
@@ -47,7 +75,9 @@ if [ "$mode" = shell ]; then
 	exec "${qemu[@]}" -serial mon:stdio
 fi
 
-logfile=$out/vm-$mode.log
+# Its own log for a run with the Debian root, so that it and a plain run
+# never write the same file.
+logfile=$out/vm-$mode$($debian && echo -debian).log
 log "booting the VM ($mode, $flavour flavour, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
 start=$(date +%s)
 set +e

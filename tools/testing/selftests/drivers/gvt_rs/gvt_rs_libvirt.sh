@@ -1,0 +1,271 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's libvirt against gvt-rs: the libvirt daemon (libvirtd, with its
+# node-device and QEMU drivers), virsh, udev and mdevctl of a Debian root
+# file system (/debian in this VM: scripts/bootstrap.sh builds it with
+# debootstrap, scripts/vm-run.sh boots it in a run of its own), on the
+# simulated GPU's PCI parent. Checked, as an admin or a cloud's compute
+# agent uses them:
+#  - nodedev-list --cap mdev_types finds the GPU, nodedev-dumpxml lists its
+#    four types with name, device API and available instances as in sysfs;
+#  - nodedev-create of an mdev with <attr name='gvt_rs/weight' value='8'/>
+#    creates a vGPU with that weight, which libvirt then lists and describes;
+#    a weight gvt-rs refuses makes nodedev-create fail and leaves nothing;
+#  - nodedev-define / nodedev-start / nodedev-destroy / nodedev-undefine of a
+#    persistent vGPU with the attribute;
+#  - a domain with the vGPU as <hostdev mode='subsystem' type='mdev'>
+#    starts (libvirt runs QEMU with -device vfio-pci,sysfsdev=...), its
+#    guest's driver binds and runs work that gvt-rs charges to that vGPU;
+#  - nodedev-destroy removes the vGPU once the domain is gone.
+# The daemons run chrooted in /debian, started by hand as a boot script
+# would (the VM has no systemd); libvirt's configuration is Debian's own.
+
+. "$(dirname "$0")/gvt_rs_lib.sh"
+
+D=/debian
+P=$GVT_PCI_ADDR
+NODE=pci_$(echo "$P" | tr :. __)
+T=gvtsim-GVTg_V5_4
+TYPES=$GVT_PCI_DEV/mdev_supported_types
+# The domain boots the test kernel under TCG inside TCG.
+BOOT_S=${GVT_RS_L2_BOOT_S:-900}
+
+ktap_print_header
+if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
+	ktap_skip_all "no Debian root with libvirt in this image (make check boots one for this test)"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 21
+
+uptime_s() {
+	cut -d. -f1 /proc/uptime
+}
+t0=$(uptime_s)
+progress() {
+	echo "# +$(($(uptime_s) - t0)) s: $*"
+}
+
+# in_debian COMMAND...: a command of the Debian root.
+in_debian() {
+	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
+}
+
+virsh() {
+	in_debian virsh -c qemu:///system "$@"
+}
+
+# The Debian root's view of the system. Its root is a mount point of its
+# own, as on a real host: the QEMU driver makes it a slave mount in the
+# private namespace it runs each QEMU in.
+debian_mount() {
+	mount --bind "$D" "$D" &&
+		mount -t proc proc "$D/proc" &&
+		mount -t sysfs sysfs "$D/sys" &&
+		mount -t devtmpfs devtmpfs "$D/dev" &&
+		mkdir -p "$D/dev/pts" "$D/dev/shm" "$D/l2" &&
+		mount -t devpts -o ptmxmode=0666 devpts "$D/dev/pts" &&
+		mount -t tmpfs tmpfs "$D/dev/shm" &&
+		mount -t tmpfs tmpfs "$D/run" &&
+		mount -t tmpfs tmpfs "$D/tmp" &&
+		mount --bind /l2 "$D/l2"
+}
+
+# Daemons are stopped and mounts undone whatever happens to the test.
+cleanup() {
+	for pidfile in "$D"/run/libvirtd.pid "$D"/run/virtlogd.pid; do
+		[ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+	done
+	in_debian udevadm control --exit 2>/dev/null
+	sleep 1
+	for m in l2 tmp run dev/shm dev/pts dev sys proc ""; do
+		umount "$D/$m" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+
+check "gvt_rs ready" sim_ready
+check "the spare function $P is a simulated GPU" pci_gpu_bind
+check "the Debian root is mounted" debian_mount
+
+# udev first: libvirt's node-device driver reads devices through it and
+# follows its events (a new mdev appears in libvirt through udev).
+in_debian /lib/systemd/systemd-udevd --daemon
+in_debian udevadm trigger --action=add
+in_debian udevadm settle --timeout=120
+in_debian virtlogd --daemon --pid-file=/run/virtlogd.pid
+in_debian libvirtd --daemon --pid-file=/run/libvirtd.pid
+i=0
+until virsh version >/tmp/virsh_version.out 2>&1 || [ $i -ge 120 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+sed 's/^/# /' /tmp/virsh_version.out
+progress "libvirtd up"
+check "libvirtd runs and virsh connects to qemu:///system" grep -q "Running hypervisor: QEMU" /tmp/virsh_version.out
+
+virsh nodedev-list --cap mdev_types >/tmp/virsh_types.out 2>&1
+sed 's/^/# nodedev-list --cap mdev_types: /' /tmp/virsh_types.out
+check "nodedev-list --cap mdev_types shows the GPU $NODE" grep -qx "$NODE" /tmp/virsh_types.out
+
+# dump_types: the parent's XML; every type as sysfs shows it.
+dump_ok() {
+	virsh nodedev-dumpxml "$NODE" >/tmp/virsh_parent.xml 2>&1 || return 1
+	for t in 1 2 4 8; do
+		x=$(tr -d '\n ' </tmp/virsh_parent.xml | grep -o "<typeid='gvtsim-GVTg_V5_$t'>.*" |
+			sed 's|</type>.*||')
+		avail=$(cat "$TYPES/gvtsim-GVTg_V5_$t/available_instances")
+		echo "$x" | grep -q "<name>GVTg_V5_$t</name>" &&
+			echo "$x" | grep -q "<deviceAPI>vfio-pci</deviceAPI>" &&
+			echo "$x" | grep -q "<availableInstances>$avail</availableInstances>" || {
+			echo "# type GVTg_V5_$t: '$x' (sysfs available_instances $avail)"
+			return 1
+		}
+	done
+}
+dump_ok
+rc=$?
+sed -n '/<capability type=.mdev_types.>/,/<\/capability>/p' /tmp/virsh_parent.xml | sed 's/^/# /'
+check "nodedev-dumpxml shows the four types: name, vfio-pci, available instances as in sysfs" test $rc = 0
+
+# mdev_xml UUID WEIGHT: a libvirt mdev node device of type $T on the GPU.
+mdev_xml() {
+	cat <<EOF
+<device>
+  <parent>$NODE</parent>
+  <capability type='mdev'>
+    <type id='$T'/>
+    <uuid>$1</uuid>
+    <attr name='gvt_rs/weight' value='$2'/>
+  </capability>
+</device>
+EOF
+}
+
+avail=$(cat "$TYPES/$T/available_instances")
+u=$(new_uuid)
+mdev_xml "$u" 8 >"$D/tmp/vgpu.xml"
+virsh nodedev-create /tmp/vgpu.xml >/tmp/virsh_create.out 2>&1
+sed 's/^/# nodedev-create: /' /tmp/virsh_create.out
+name=$(sed -n "s/^Node device \(mdev_[^ ]*\) created.*/\1/p" /tmp/virsh_create.out)
+check "nodedev-create with gvt_rs/weight=8 creates the vGPU" \
+	sh -c "[ -n '$name' ] && [ -d $GVT_PCI_DEV/$u ]"
+check "it has weight 8 (its type's is 4)" sh -c \
+	"[ \$(cat $(vgpu_attr "$u" weight)) = 8 ] && [ \$(cat $(vgpu_attr "$u" type_weight)) = 4 ]"
+virsh nodedev-dumpxml "$name" >/tmp/virsh_mdev.xml 2>&1
+sed 's/^/# /' /tmp/virsh_mdev.xml
+check "libvirt describes it: type, uuid, IOMMU group" sh -c \
+	"grep -q \"<type id='$T'/>\" /tmp/virsh_mdev.xml && grep -q '<uuid>$u</uuid>' /tmp/virsh_mdev.xml &&
+	 grep -q '<iommuGroup number=' /tmp/virsh_mdev.xml"
+check "available instances fall by one, in sysfs and in libvirt" sh -c \
+	"[ \$(cat $TYPES/$T/available_instances) = $((avail - 1)) ] &&
+	 virsh nodedev-dumpxml $NODE | tr -d '\n ' | grep -o \"<typeid='$T'>.*\" |
+	 sed 's|</type>.*||' | grep -q '<availableInstances>$((avail - 1))</availableInstances>'"
+
+# A weight gvt-rs refuses: nodedev-create fails, nothing is left.
+ub=$(new_uuid)
+mdev_xml "$ub" 0 >"$D/tmp/bad.xml"
+virsh nodedev-create /tmp/bad.xml >/tmp/virsh_bad.out 2>&1
+rc=$?
+sed 's/^/# nodedev-create with gvt_rs\/weight=0: /' /tmp/virsh_bad.out
+check "a refused weight (0) fails nodedev-create and leaves no vGPU" sh -c \
+	"[ $rc != 0 ] && [ ! -e /sys/bus/mdev/devices/$ub ] &&
+	 [ \$(cat $TYPES/$T/available_instances) = $((avail - 1)) ]"
+
+# The domain: the test kernel with the guest driver and its client, the
+# vGPU as an mdev host device. on_reboot=destroy: the guest's init ends
+# with a reboot once its client is done.
+cat >"$D/tmp/gvt-l2.xml" <<EOF
+<domain type='qemu'>
+  <name>gvt-l2</name>
+  <memory unit='MiB'>160</memory>
+  <vcpu>1</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>/l2/bzImage</kernel>
+    <initrd>/l2/initramfs.cpio</initrd>
+    <cmdline>console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off no_debug_objects gvt_l2.run=-p,compute,-d,20000,-q,4,-t,20</cmdline>
+  </os>
+  <features><acpi/></features>
+  <on_reboot>destroy</on_reboot>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <serial type='file'>
+      <source path='/tmp/gvt-l2.console'/>
+      <target port='0'/>
+    </serial>
+    <hostdev mode='subsystem' type='mdev' model='vfio-pci'>
+      <source>
+        <address uuid='$u'/>
+      </source>
+    </hostdev>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+EOF
+c0=$(cat "$(vgpu_attr "$u" completed)")
+virsh define /tmp/gvt-l2.xml >/tmp/virsh_define.out 2>&1 && virsh start gvt-l2 >>/tmp/virsh_define.out 2>&1
+rc=$?
+sed 's/^/# /' /tmp/virsh_define.out
+check "a domain with the vGPU as <hostdev type='mdev'> starts" test $rc = 0
+cmdline=$(tr '\0' ' ' </proc/"$(pgrep -f 'guest=gvt-l2' | head -n 1)"/cmdline 2>/dev/null)
+echo "# QEMU: $(echo "$cmdline" | grep -o -- "-device [^ ]*vfio-pci[^ ]*")"
+check "libvirt attaches it with -device vfio-pci,sysfsdev=..." sh -c \
+	"echo '$cmdline' | grep -q 'vfio-pci,.*sysfsdev=/sys/bus/mdev/devices/$u'"
+progress "domain started"
+
+console=$D/tmp/gvt-l2.console
+end=$(($(uptime_s) + BOOT_S))
+while ! grep -q "@@L2_DONE" "$console" 2>/dev/null && [ "$(uptime_s)" -lt $end ]; do
+	sleep 2
+done
+progress "guest done: $(grep -c @@L2_DONE "$console" 2>/dev/null)"
+grep -h "gvt_rs_guest: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null | sed 's/^/# guest: /'
+c1=$(cat "$(vgpu_attr "$u" completed)")
+echo "# gvt-rs charged the domain's vGPU $((c1 - c0)) completed workloads"
+check "the domain's guest driver binds to the vGPU" grep -q "gvt_rs_guest: vGPU .* irq" "$console"
+check "its work completes with every fence, counted by gvt-rs on that vGPU" sh -c \
+	"grep -q '@@L2_RUN_END rc=0' $console && grep -q 'profile=compute.*fences_bad=0' $console &&
+	 [ $((c1 - c0)) -gt 0 ]"
+i=0
+while virsh domstate gvt-l2 2>/dev/null | grep -q running && [ $i -lt 60 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+virsh domstate gvt-l2 2>/dev/null | grep -q running && virsh destroy gvt-l2 >/dev/null 2>&1
+virsh undefine gvt-l2 >/dev/null 2>&1
+tail -n 5 "$D/var/log/libvirt/qemu/gvt-l2.log" 2>/dev/null | sed 's/^/# qemu log: /'
+check "the domain shuts down and is undefined" sh -c "! virsh list --all --name | grep -qx gvt-l2"
+
+virsh nodedev-destroy "$name" >/tmp/virsh_destroy.out 2>&1
+rc=$?
+sed 's/^/# nodedev-destroy: /' /tmp/virsh_destroy.out
+check "nodedev-destroy removes the vGPU" sh -c \
+	"[ $rc = 0 ] && [ ! -e /sys/bus/mdev/devices/$u ] && [ \$(cat $TYPES/$T/available_instances) = $avail ]"
+
+# Persistent: defined through libvirt (an mdevctl definition), started,
+# stopped and undefined.
+up=$(new_uuid)
+mdev_xml "$up" 6 >"$D/tmp/persist.xml"
+virsh nodedev-define /tmp/persist.xml >/tmp/virsh_pdefine.out 2>&1
+sed 's/^/# nodedev-define: /' /tmp/virsh_pdefine.out
+pname=$(sed -n "s/^Node device '\{0,1\}\(mdev_[^ ']*\)'\{0,1\} defined.*/\1/p" /tmp/virsh_pdefine.out)
+check "nodedev-define makes an mdevctl definition with the attribute, creates nothing" sh -c \
+	"[ -n '$pname' ] && [ ! -e /sys/bus/mdev/devices/$up ] &&
+	 chroot $D mdevctl list --defined --dumpjson | grep -q '\"gvt_rs/weight\": \"6\"'"
+virsh nodedev-start "$pname" >/tmp/virsh_pstart.out 2>&1
+sed 's/^/# nodedev-start: /' /tmp/virsh_pstart.out
+check "nodedev-start creates it with weight 6" sh -c \
+	"[ -d /sys/bus/mdev/devices/$up ] && [ \$(cat $(vgpu_attr "$up" weight)) = 6 ]"
+virsh nodedev-destroy "$pname" >/dev/null 2>&1
+virsh nodedev-undefine "$pname" >/tmp/virsh_pundefine.out 2>&1
+sed 's/^/# nodedev-undefine: /' /tmp/virsh_pundefine.out
+check "nodedev-destroy and nodedev-undefine leave neither vGPU nor definition" sh -c \
+	"[ ! -e /sys/bus/mdev/devices/$up ] && ! chroot $D mdevctl list --defined | grep -q '$up' &&
+	 [ \$(cat $TYPES/$T/available_instances) = $avail ]"
+
+cleanup
+trap - EXIT
+pci_gpu_unbind
+check "the GPU is unbound, no vGPU left" sh -c "[ -z \"\$(ls /sys/bus/mdev/devices)\" ]"
+ktap_finished
