@@ -8,7 +8,10 @@
 //!   mix       3-15 VMs, 1:1:1 sizes: ideal round robin and simulated (Fig. 10a)
 //!   sets      the five mixed 15-VM sets, policy x allocator (Fig. 10c)
 //!   optimal   small cases against the exact minimum-copy placement
+//!   switch    switch time charged at the measured copy cost (DymGPU
+//!             Figs. 3, 8, 9, 11, 12, 13 and a cost sweep)
 //!   bench     placement / switch-in / re-placement cost vs N and M
+//!   copybench the simulated GPU's GTT copy, ps per entry
 //!   detail    one run per allocator in detail (--cases 1-5: mixed set,
 //!             6-15: that many high-class VMs)
 //!   all       everything above
@@ -34,7 +37,7 @@ struct Opts {
 fn usage() -> ! {
     eprintln!(
         "usage: gvt-slots [--csv] [--secs S] [--seeds K] [--cases N] [--policy P[,P...]] \
-         repro|mix|sets|optimal|bench|all\n\
+         repro|mix|sets|optimal|switch|detail|bench|copybench|all\n\
          policies: rr, slot-aware, tbs, sfq, vmcg"
     );
     std::process::exit(2);
@@ -93,6 +96,24 @@ fn main() {
         "mix" => {
             emit(&o, &[slots::mix_ideal()]);
             emit(&o, &slots::mix_sim(&pol(&[PolicyKind::Rr]), &cfg, o.seeds));
+            emit(
+                &o,
+                &slots::mix_sim_class(
+                    &pol(&[PolicyKind::Rr]),
+                    &cfg,
+                    o.seeds,
+                    slots::workload::Class::Low,
+                ),
+            );
+        }
+        "switch" => {
+            use slots::switchcost as sc;
+            emit(&o, &[sc::fig3(o.secs, o.seeds)]);
+            emit(&o, &[sc::fig11_12(16, o.secs, o.seeds)]);
+            emit(&o, &[sc::fig11_12(32, o.secs, o.seeds)]);
+            emit(&o, &sc::perf(o.secs, o.seeds));
+            emit(&o, &[sc::sweep(o.secs, o.seeds)]);
+            emit(&o, &[sc::fig13(o.secs.min(60), o.seeds)]);
         }
         "sets" => emit(&o, &slots::sets(&pol(&PolicyKind::ALL), &cfg, o.seeds)),
         "optimal" => {
@@ -101,6 +122,7 @@ fn main() {
             }
         }
         "bench" => emit(&o, &[slots::bench::bench()]),
+        "copybench" => emit(&o, &[slots::bench::copy_bench()]),
         "detail" => {
             let n = o.cases as usize;
             for p in pol(&[PolicyKind::Rr]) {
@@ -115,7 +137,7 @@ fn main() {
         _ => usage(),
     };
     if cmd == "all" {
-        for c in ["repro", "mix", "sets", "optimal", "bench"] {
+        for c in ["repro", "mix", "sets", "optimal", "switch", "bench"] {
             run(c);
         }
     } else {

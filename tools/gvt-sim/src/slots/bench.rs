@@ -120,3 +120,114 @@ pub fn bench() -> Table {
     }
     t
 }
+
+/// One measurement of the simulated GPU's GTT load (`SimGpu::load_gtt`:
+/// `copy_from_slice` of the vGPU's private `u64` entries into the physical
+/// GTT), in picoseconds per entry.
+#[derive(Clone, Copy, Debug)]
+pub struct CopyCost {
+    /// Slots per copy run.
+    pub slots: u16,
+    /// Minimum over batches, same source and destination every time (cache-warm).
+    pub warm_ps: f64,
+    /// Minimum over batches, rotating over the private GTTs of 15 vGPUs
+    /// (6/11/16 slots, 37 MB with the physical GTT), as a 15-VM run does.
+    pub rotating_ps: f64,
+}
+
+/// Measures the per-entry cost of the simulated GPU's GTT copy for copy
+/// runs of `slots` slots, on a physical GTT of 54 slots.
+pub fn copy_cost(slots: u16) -> CopyCost {
+    const E: usize = ENTRIES_PER_SLOT as usize;
+    let n = usize::from(slots) * E;
+    let mut phys = vec![0u64; 54 * E];
+    // 15 private GTTs of 6/11/16 slots, filled with PTE-like values.
+    let privs: Vec<Vec<u64>> = (0..15u64)
+        .map(|v| {
+            let len = [6usize, 11, 16][(v % 3) as usize].max(usize::from(slots)) * E;
+            (0..len as u64).map(|i| (v << 40) | (i << 12) | 1).collect()
+        })
+        .collect();
+    let batches = 20;
+    let per_batch = (4_000_000 / n).max(2);
+    let mut run = |rotate: bool| -> f64 {
+        let mut best = f64::MAX;
+        let mut k = 0usize;
+        for _ in 0..batches {
+            let t = Instant::now();
+            for _ in 0..per_batch {
+                let src = &privs[if rotate { k % privs.len() } else { 0 }];
+                // The destination slot follows the vGPU, as placements do.
+                let at = if rotate {
+                    (k * 7 % (54 - usize::from(slots) + 1)) * E
+                } else {
+                    0
+                };
+                phys[at..at + n].copy_from_slice(&src[..n]);
+                k += 1;
+            }
+            black_box(&phys);
+            let ps = t.elapsed().as_nanos() as f64 * 1000.0 / (per_batch * n) as f64;
+            best = best.min(ps);
+        }
+        best
+    };
+    let warm_ps = run(false);
+    let rotating_ps = run(true);
+    CopyCost {
+        slots,
+        warm_ps,
+        rotating_ps,
+    }
+}
+
+/// Table of the GTT copy cost per entry and of the slot pool's switch-in
+/// decision (the non-copy part of the simulated GPU's switch).
+pub fn copy_bench() -> Table {
+    let mut t = Table::new(
+        "GTT load of the simulated GPU on this host (release build): copy_from_slice of private u64 PTEs into the physical GTT, ps per entry (minimum of 20 batches)",
+        &["slots per run", "entries", "warm ps/entry", "rotating ps/entry", "rotating GB/s", "run us"],
+    );
+    for slots in [1u16, 6, 11, 16] {
+        let c = copy_cost(slots);
+        let entries = u64::from(slots) * u64::from(ENTRIES_PER_SLOT);
+        t.row(vec![
+            c.slots.to_string(),
+            entries.to_string(),
+            format!("{:.0}", c.warm_ps),
+            format!("{:.0}", c.rotating_ps),
+            format!("{:.1}", 8.0 / c.rotating_ps * 1000.0),
+            format!("{:.1}", c.rotating_ps * entries as f64 / 1e6),
+        ]);
+    }
+    // The decision part: SlotPool::switch_in of 15 vGPUs on 54 slots in
+    // round robin (the plan only; no entry is copied).
+    let mut p = SlotPool::<16, 64>::new(PoolConfig {
+        slots: 54,
+        low_entries: ENTRIES_PER_SLOT,
+        allocator: AllocatorKind::Gscale,
+    })
+    .expect("pool");
+    for i in 0..15u8 {
+        p.create(i, [6, 11, 16][usize::from(i % 3)], 0)
+            .expect("create");
+    }
+    let mut best = f64::MAX;
+    let mut k = 0u64;
+    for _ in 0..20 {
+        let ns = time(20_000, || {
+            k += 1;
+            black_box(p.switch_in((k % 15) as u8, k / 64).ok());
+        });
+        best = best.min(ns);
+    }
+    t.row(vec![
+        "switch_in decision".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        format!("{:.3}", best / 1000.0),
+    ]);
+    t
+}

@@ -8,6 +8,7 @@ pub mod optimal;
 pub mod policy;
 pub mod report;
 pub mod sim;
+pub mod switchcost;
 pub mod workload;
 
 use gvt_core::slots::{layout, AllocatorKind, PoolConfig, ENTRIES_PER_SLOT};
@@ -231,21 +232,42 @@ fn mean_bound(
 
 /// Fig. 10a: 3..15 VMs all running the high-utilization workload.
 pub fn mix_sim(policies: &[PolicyKind], cfg: &SimCfg, seeds: u64) -> Vec<Table> {
+    mix_sim_class(policies, cfg, seeds, Class::High)
+}
+
+/// Fig. 10a (high class, 3D nexuiz) or Fig. 10b (low class, the 2D midori
+/// that "submits few GPU commands"): 3..15 VMs all of `class`.
+pub fn mix_sim_class(
+    policies: &[PolicyKind],
+    cfg: &SimCfg,
+    seeds: u64,
+    class: Class,
+) -> Vec<Table> {
     let mut out = Vec::new();
     for &p in policies {
         let mut t = Table::new(
             &format!(
-                "Same workload (high class), 3-15 VMs, 1:1:1 sizes, policy {}, {} s x {} seeds: slot copies normalized to gscale (paper Fig. 10a: size-based up to 35 %, util-based up to 30 % fewer)",
+                "Same workload ({} class), 3-15 VMs, 1:1:1 sizes, policy {}, {} s x {} seeds: slot copies normalized to gscale ({})",
+                match class {
+                    Class::Low => "low",
+                    Class::Medium => "medium",
+                    Class::High => "high",
+                },
                 p.name(),
                 cfg.secs,
-                seeds
+                seeds,
+                if class == Class::High {
+                    "paper Fig. 10a: size-based up to 35 %, util-based up to 30 % fewer"
+                } else {
+                    "paper Fig. 10b, 2D: \"similar\" to Fig. 10a"
+                }
             ),
             &["VMs", "gscale copies", "dymgpu-size", "dymgpu-util", "cost", "size fewer", "util fewer", "cost fewer"],
         );
         for n in (3..=15).step_by(3) {
             let vals: Vec<f64> = SHARING
                 .iter()
-                .map(|&k| mean_copies(&|_| same_workload(n, Class::High), p, k, cfg, seeds))
+                .map(|&k| mean_copies(&|_| same_workload(n, class), p, k, cfg, seeds))
                 .collect();
             let g = vals[0];
             t.row(vec![

@@ -79,6 +79,10 @@ pub trait Sched {
     fn tick(&mut self, now: u64);
     /// Next timer deadline (absolute ns).
     fn next_timer(&self, now: u64) -> u64;
+    /// The switch to the current vGPU occupies the engine for `ns` before
+    /// its first dispatch. The core's policies see it as engine time that
+    /// nobody is charged for; round robin starts the quantum after it.
+    fn switch_time(&mut self, _ns: u64) {}
 }
 
 /// Adapter over `gvt_core::sched::Scheduler`.
@@ -233,7 +237,9 @@ impl Sched for RoundRobin {
     }
     fn need_resched(&self, now: u64) -> bool {
         match self.current {
-            Some(c) => self.pending[c] == 0 || now - self.turn_start >= self.quantum_ns,
+            Some(c) => {
+                self.pending[c] == 0 || now.saturating_sub(self.turn_start) >= self.quantum_ns
+            }
             None => self.pending.iter().any(|&p| p > 0),
         }
     }
@@ -249,7 +255,10 @@ impl Sched for RoundRobin {
     }
     fn next_vgpu(&mut self, now: u64) -> Option<usize> {
         let c = self.current?;
-        (self.pending[c] > 0 && now - self.turn_start < self.quantum_ns).then_some(c)
+        (self.pending[c] > 0 && now.saturating_sub(self.turn_start) < self.quantum_ns).then_some(c)
+    }
+    fn switch_time(&mut self, ns: u64) {
+        self.turn_start += ns;
     }
     fn tick(&mut self, _now: u64) {}
     fn next_timer(&self, now: u64) -> u64 {

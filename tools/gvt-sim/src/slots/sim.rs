@@ -17,9 +17,12 @@ pub struct SimCfg {
     pub seed: u64,
     /// High-GM slots in the pool.
     pub slots: u16,
-    /// CPU time per copied GTT entry, in ns, added to the switch (0 keeps
-    /// the switch order independent of the allocator).
-    pub copy_ns_per_entry: u64,
+    /// Time per copied GTT entry, in picoseconds, during which the switch
+    /// occupies the engine (0, with `switch_fixed_ns` 0, keeps the switch
+    /// order independent of the allocator). See [`COPY_PS_PER_ENTRY`].
+    pub copy_ps_per_entry: u64,
+    /// Time of every switch besides the copies, in ns.
+    pub switch_fixed_ns: u64,
     /// Allow relocation (moves).
     pub relocation: bool,
 }
@@ -30,11 +33,23 @@ impl Default for SimCfg {
             secs: 120,
             seed: 1,
             slots: 54,
-            copy_ns_per_entry: 0,
+            copy_ps_per_entry: 0,
+            switch_fixed_ns: 0,
             relocation: true,
         }
     }
 }
+
+/// The simulated GPU's GTT load per entry, in picoseconds, as measured on
+/// the project's host by `gvt-slots copybench` (the same `copy_from_slice`
+/// of private `u64` PTEs into the physical GTT that `SimGpu::load_gtt`
+/// runs; 499-557 ps over runs of 1-16 slots rotating over 15 vGPUs' GTTs).
+pub const COPY_PS_PER_ENTRY: u64 = 520;
+
+/// The rest of a simulated switch, in ns: the slot pool's `switch_in`
+/// decision (46-55 ns in `gvt-slots copybench`) plus a scheduler pick (about
+/// 40-50 ns at 16 vGPUs in `gvt-bench`).
+pub const SWITCH_FIXED_NS: u64 = 100;
 
 /// What a run measured.
 #[derive(Clone, Debug, Default)]
@@ -53,12 +68,26 @@ pub struct SimResult {
     pub trace: Vec<u8>,
     /// Final placement (start) of every VM.
     pub starts: Vec<u16>,
+    /// Engine time spent in switches: low-GM copies, high-GM copies and the
+    /// fixed part, ns.
+    pub switch_low_ns: u64,
+    /// See `switch_low_ns`.
+    pub switch_high_ns: u64,
+    /// See `switch_low_ns`.
+    pub switch_fixed_ns: u64,
+    /// GPU time of completed frames per second of the run, ns (all VMs).
+    pub busy_per_sec: Vec<u64>,
 }
 
 impl SimResult {
     /// High-GM slot copies including re-placement copies.
     pub fn slot_copies(&self) -> u64 {
         self.totals.slot_copies()
+    }
+
+    /// Frames completed by all VMs.
+    pub fn total_frames(&self) -> u64 {
+        self.frames.iter().sum()
     }
 }
 
@@ -109,6 +138,7 @@ pub fn simulate(
     let mut res = SimResult {
         busy_ns: vec![0; vms.len()],
         frames: vec![0; vms.len()],
+        busy_per_sec: vec![0; cfg.secs as usize + 1],
         ..Default::default()
     };
     loop {
@@ -122,10 +152,22 @@ pub fn simulate(
                         res.switches += 1;
                         res.trace.push(v as u8);
                         ctx = Some(v);
-                        let stall = plan.entries() * cfg.copy_ns_per_entry;
+                        let high = u64::from(plan.high_slots()) * u64::from(ENTRIES_PER_SLOT);
+                        let low = plan.entries() - high;
+                        let (low_ns, high_ns) = (
+                            low * cfg.copy_ps_per_entry / 1000,
+                            high * cfg.copy_ps_per_entry / 1000,
+                        );
+                        res.switch_low_ns += low_ns;
+                        res.switch_high_ns += high_ns;
+                        res.switch_fixed_ns += cfg.switch_fixed_ns;
+                        let stall = low_ns + high_ns + cfg.switch_fixed_ns;
                         if stall > 0 {
-                            // The switch itself occupies the engine.
+                            // The switch itself occupies the engine; the
+                            // turn is counted from its end (DymGPU 4.5:
+                            // actual execution time excludes switches).
                             running = Some((usize::MAX, now + stall, 0));
+                            sched.switch_time(stall);
                         }
                     }
                 }
@@ -159,6 +201,9 @@ pub fn simulate(
                     sched.completed(id, svc, now);
                     res.busy_ns[id] += svc;
                     res.frames[id] += 1;
+                    if let Some(b) = res.busy_per_sec.get_mut((now / SEC) as usize) {
+                        *b += svc;
+                    }
                     let vm = &mut st[id];
                     vm.busy_window += svc;
                     let (_, think) = vm.spec.class.frame_ns();
