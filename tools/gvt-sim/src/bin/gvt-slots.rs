@@ -10,6 +10,7 @@
 //!   optimal   small cases against the exact minimum-copy placement
 //!   switch    switch time charged at the measured copy cost (DymGPU
 //!             Figs. 3, 8, 9, 11, 12, 13 and a cost sweep)
+//!   reloc     DymGPU with relocation off (i915) vs on
 //!   bench     placement / switch-in / re-placement cost vs N and M
 //!   copybench the simulated GPU's GTT copy, ps per entry
 //!   detail    one run per allocator in detail (--cases 1-5: mixed set,
@@ -37,7 +38,7 @@ struct Opts {
 fn usage() -> ! {
     eprintln!(
         "usage: gvt-slots [--csv] [--secs S] [--seeds K] [--cases N] [--policy P[,P...]] \
-         repro|mix|sets|optimal|switch|detail|bench|copybench|all\n\
+         repro|mix|sets|optimal|switch|reloc|detail|bench|copybench|all\n\
          policies: rr, slot-aware, tbs, sfq, vmcg"
     );
     std::process::exit(2);
@@ -106,6 +107,7 @@ fn main() {
                 ),
             );
         }
+        "reloc" => emit(&o, &slots::reloc::reloc(&cfg, o.seeds)),
         "switch" => {
             use slots::switchcost as sc;
             emit(&o, &[sc::fig3(o.secs, o.seeds)]);
@@ -137,7 +139,9 @@ fn main() {
         _ => usage(),
     };
     if cmd == "all" {
-        for c in ["repro", "mix", "sets", "optimal", "switch", "bench"] {
+        for c in [
+            "repro", "mix", "sets", "optimal", "switch", "reloc", "bench",
+        ] {
             run(c);
         }
     } else {

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod optimal;
 pub mod policy;
+pub mod reloc;
 pub mod report;
 pub mod sim;
 pub mod switchcost;
