@@ -21,6 +21,7 @@ commands:
   fig11                     FairGV Fig. 11 sweep, every policy
   mixes                     FairGV-style weighted mixes, every policy
   interactive               a light frame vGPU beside 1/3/7/15 saturating ones, every policy
+  fairgv                    FairGV Figs. 8/9 shape: min-max and aggregated overhead, coscheduling
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
@@ -201,7 +202,13 @@ fn real_main(o: &Opts) -> Result<(), String> {
         "issue187" => print!("{}", report::issue187(&config(o, &scen("issue187")?.cfg)?)),
         "fig11" => print!("{}", report::fig11(&config(o, &scen("fig11")?.cfg)?)),
         "mixes" => print!("{}", report::mixes(&config(o, &Config::default())?)),
-        "interactive" => print!("{}", report::interactive(&config(o, &Config::default())?)),
+        "interactive" => {
+            let c = config(o, &Config::default())?;
+            print!("{}", report::interactive(&c));
+            println!();
+            print!("{}", report::interactive_breakdown(&c));
+        }
+        "fairgv" => print!("{}", report::fairgv(&config(o, &Config::default())?)),
         "all" => {
             let dir = o.out.as_deref().ok_or("all needs --out DIR")?;
             std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
@@ -223,7 +230,15 @@ fn real_main(o: &Opts) -> Result<(), String> {
                 ("mixes.txt", report::mixes(&config(o, &Config::default())?)),
                 (
                     "interactive.txt",
-                    report::interactive(&config(o, &Config::default())?),
+                    format!(
+                        "{}\n{}",
+                        report::interactive(&config(o, &Config::default())?),
+                        report::interactive_breakdown(&config(o, &Config::default())?)
+                    ),
+                ),
+                (
+                    "fairgv.txt",
+                    report::fairgv(&config(o, &Config::default())?),
                 ),
             ];
             for p in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {

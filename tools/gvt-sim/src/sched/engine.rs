@@ -8,6 +8,14 @@
 //! their stated GPU time, completions report that time, switches happen only
 //! when every engine is idle (plus an optional context-switch cost), and a
 //! timer calls `tick` when the core asks for it.
+//!
+//! Host CPU contention is one number, `vcpu_wake_ns`: after a completion a
+//! guest's vCPU needs that long to get a host CPU before its CPU work (think
+//! time, the gap of a synchronous round trip) starts. With `cosched` the
+//! provider acts on the core's coscheduling hint
+//! ([`Scheduler::coschedule`]): a vGPU that completes work while it is the
+//! interactive running vGPU has its vCPU favoured, which removes that delay
+//! (FairGV's Algorithms 3 and 4: wake the vCPU and make its CPU reschedule).
 
 use gvt_core::sched::{metrics, Fairness, Pick, Policy, Scheduler, Tunable};
 use std::cmp::Reverse;
@@ -90,6 +98,11 @@ pub struct Config {
     pub warmup_ns: u64,
     pub sample_ns: u64,
     pub seed: u64,
+    /// Host CPU delay before a guest's CPU work after a completion, ns.
+    pub vcpu_wake_ns: u64,
+    /// The provider favours the vCPUs of the vGPU the core names in
+    /// `coschedule()` (no `vcpu_wake_ns` delay for them).
+    pub cosched: bool,
 }
 
 impl Default for Config {
@@ -104,6 +117,8 @@ impl Default for Config {
             warmup_ns: 2500 * MS,
             sample_ns: 100 * MS,
             seed: 1,
+            vcpu_wake_ns: 0,
+            cosched: false,
         }
     }
 }
@@ -117,6 +132,9 @@ pub struct VmResult {
     pub completed: u64,
     pub frames: u64,
     pub lat: Vec<u64>,
+    /// GPU time held idle for the vGPU in the window (its turn, nothing in
+    /// flight, nothing of its queued), ns: `sfq` and `eevdf` charge it.
+    pub held_ns: u64,
     pub active: bool,
     /// GPU share per sample interval (fraction of the interval), for plots.
     pub series: Vec<f64>,
@@ -334,6 +352,12 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         if t > cfg.duration_ns {
             break;
         }
+        if let Some(c) = s.current() {
+            if engines.iter().all(|e| e.is_none()) && vms[c].q.is_empty() {
+                let (a, b) = (now.max(w0), t.min(w1));
+                res[c].held_ns += b.saturating_sub(a);
+            }
+        }
         now = t;
         match ev {
             Ev::Timer => {
@@ -412,6 +436,12 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 };
                 debug_assert_eq!(end, now);
                 s.completed(id, e, svc, now).expect("completed");
+                // The vCPU's wait for a host CPU, unless coscheduled.
+                let wake = if cfg.cosched && s.coschedule() == Some(id) {
+                    0
+                } else {
+                    cfg.vcpu_wake_ns
+                };
                 account(&mut res, &mut busy_total, id, now - svc, now);
                 if now > w0 && now <= w1 {
                     res[id].completed += 1;
@@ -426,7 +456,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                         if now > w0 && now <= w1 {
                             res[id].frames += 1;
                         }
-                        push(&mut heap, now + think_ns, Ev::Submit(id));
+                        push(&mut heap, now + wake + think_ns, Ev::Submit(id));
                     }
                     Load::Saturate { .. } => push(&mut heap, now, Ev::Submit(id)),
                     Load::Sync { gap_ns, .. } => {
@@ -434,7 +464,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                             res[id].frames += 1;
                         }
                         vm.cpu_ns += gap_ns;
-                        push(&mut heap, now + gap_ns, Ev::Submit(id));
+                        push(&mut heap, now + wake + gap_ns, Ev::Submit(id));
                     }
                     _ => {}
                 }

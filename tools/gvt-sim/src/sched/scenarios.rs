@@ -57,7 +57,23 @@ pub const NAMES: &[&str] = &[
     "interactive-3",
     "interactive-7",
     "interactive-15",
+    "fairgv-8-bs",
+    "fairgv-8-srd1",
+    "fairgv-9-bs",
+    "fairgv-9-srd1",
+    "fairgv-alone-bs",
+    "fairgv-alone-srd1",
 ];
+
+/// FairGV's CPU-GPU interactive programs as synchronous round trips (GPU
+/// time, CPU time per round trip): BlackScholes (377 us kernels, Table 3)
+/// and srad_v1 (46 us kernels). The CPU time between them is not in the
+/// paper; 20 us and 10 us are assumptions.
+pub const FAIRGV_PROGRAMS: &[(&str, u64, u64)] =
+    &[("bs", 377 * US, 20 * US), ("srd1", 46 * US, 10 * US)];
+
+/// Weights of FairGV's Fig. 8 (3 VMs) and Fig. 9 (6 VMs).
+pub const FAIRGV_WEIGHTS: &[(&str, &[u32])] = &[("8", &[1, 2, 3]), ("9", &[1, 2, 2, 3, 3, 4])];
 
 /// Background kernel sizes of the FairGV Fig. 11 sweep, us.
 pub const FIG11_SIZES_US: &[u64] = &[21, 51, 102, 172, 285, 391, 800, 1605, 5000];
@@ -252,6 +268,38 @@ pub fn get(name: &str, bg_us: u64) -> Option<Scenario> {
                     warmup_ns: 1000 * MS,
                     ..Config::default()
                 },
+            }
+        }
+        n if n.starts_with("fairgv-") => {
+            // FairGV Figs. 8 and 9: the same interactive program in every
+            // VM, vGPU weights 1:2:3 or 1:2:2:3:3:4 (one VM alone for the
+            // normalisation).
+            let (fig, prog) = n["fairgv-".len()..].split_once('-')?;
+            let &(_, svc, gap) = FAIRGV_PROGRAMS.iter().find(|p| p.0 == prog)?;
+            let weights: &[u32] = if fig == "alone" {
+                &[1]
+            } else {
+                FAIRGV_WEIGHTS.iter().find(|w| w.0 == fig)?.1
+            };
+            let vms = weights
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    VmSpec::new(
+                        &format!("{prog}{}-w{w}", i + 1),
+                        w,
+                        Load::Sync {
+                            gap_ns: gap,
+                            svc_ns: svc,
+                        },
+                    )
+                })
+                .collect();
+            Scenario {
+                name: name.into(),
+                about: "FairGV Figs. 8/9: the same synchronous CPU-GPU interactive program in every VM, weighted",
+                vms,
+                cfg: Config::default(),
             }
         }
         _ => return None,

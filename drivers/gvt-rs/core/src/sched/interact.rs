@@ -9,8 +9,10 @@
 //! last workload completes, the guest wakes, does a little CPU work and
 //! submits again. So a *synchronous round trip* is a submission that finds
 //! the vGPU with nothing queued or in flight within `gap_ns` of its last
-//! completion (the core uses `idle_threshold_us`, the time it holds the
-//! GPU for such a submission). A vGPU with more than `calls` round trips in
+//! completion (`interactive_gap_us`, 1 ms: longer than the GPU is held for
+//! a vGPU, `idle_threshold_us`, because the guest's answer is late by
+//! however long its vCPU waits for a host CPU, which coscheduling is there
+//! to remove; far shorter than a frame's think time). A vGPU with more than `calls` round trips in
 //! a window of 10 ms *of its own GPU time* is interactive from that moment
 //! to the end of the next window (the classification of a complete window
 //! holds through the one after it, so a steady pattern stays classified

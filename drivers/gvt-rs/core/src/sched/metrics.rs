@@ -15,6 +15,14 @@
 //!
 //! With no active vGPU, or no throughput at all, every figure reports
 //! "perfect" (lambda 0, MMR 1, Jain 1): nothing was shared unfairly.
+//!
+//! FairGV's *aggregated overhead* ([`aggregated_overhead_ppm`]) is the
+//! performance figure beside the min-max ratio: the ideal aggregated
+//! throughput over the measured one. With each VM's throughput normalised
+//! by its throughput alone on the GPU (`T_i / A_i`, the inverse of its
+//! normalised run time), the ideal sum is 1 (the GPU time-shared without
+//! loss), so the overhead is `1 / sum(T_i / A_i)`: 1 is ideal, above 1 is
+//! throughput lost to sharing (switches, idle GPU, waiting CPUs).
 
 use super::fixed::{mul_div_round, mul_div_sat, PPM};
 
@@ -113,6 +121,29 @@ where
     }
 }
 
+/// FairGV's aggregated overhead in ppm from `(alone, shared)` throughput
+/// pairs (any unit, the same within a pair): `1 / sum(shared_i / alone_i)`.
+/// `None` when there is no pair with an alone throughput, or nothing was
+/// done at all.
+pub fn aggregated_overhead_ppm<I>(pairs: I) -> Option<u32>
+where
+    I: Iterator<Item = (u64, u64)>,
+{
+    let mut sum_ppb: u64 = 0;
+    let mut any = false;
+    for (alone, shared) in pairs {
+        if alone == 0 {
+            continue;
+        }
+        any = true;
+        sum_ppb = sum_ppb.saturating_add(mul_div_sat(shared, PPB, alone));
+    }
+    if !any || sum_ppb == 0 {
+        return None;
+    }
+    mul_div_round(PPM, PPB, sum_ppb).map(|o| o.min(u64::from(u32::MAX)) as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +175,23 @@ mod tests {
         assert_eq!(z.lambda_ppm, 0);
         // Weight-0 pairs are ignored.
         assert_eq!(f(&[(0, 5), (1, 7)]).active, 1);
+    }
+
+    #[test]
+    fn aggregated_overhead() {
+        let o = |p: &[(u64, u64)]| aggregated_overhead_ppm(p.iter().copied());
+        // Three VMs time-sharing without loss: 1/6 + 2/6 + 3/6 of alone.
+        assert_eq!(o(&[(600, 100), (600, 200), (600, 300)]), Some(1_000_000));
+        // Everybody at half of the ideal: overhead 2.
+        assert_eq!(o(&[(600, 50), (600, 100), (600, 150)]), Some(2_000_000));
+        // Different programs normalise by their own alone rates: 0.49 +
+        // 0.49 of alone is an overhead of 1/0.98 = 1.020408, 0.49 + 14/30
+        // one of 1/0.956667 = 1.045296.
+        assert_eq!(o(&[(1000, 490), (300, 147)]), Some(1_020_408));
+        assert_eq!(o(&[(1000, 490), (30, 14)]), Some(1_045_296));
+        assert_eq!(o(&[]), None);
+        assert_eq!(o(&[(0, 5)]), None);
+        assert_eq!(o(&[(5, 0)]), None);
     }
 
     #[test]

@@ -177,15 +177,16 @@ pub enum Tunable {
     WindowMs,
     /// `sfq`/`eevdf`/`vmcg`: how long the running vGPU keeps the GPU after
     /// its queue empties, waiting for its next submission (FairGV's hybrid
-    /// spinning; `eevdf` holds only for interactive vGPUs), us. Also the
-    /// longest completion-to-submission gap of a synchronous round trip.
+    /// spinning; `eevdf` holds only for interactive vGPUs), us.
     IdleThresholdUs,
-    /// Synchronous round trips per 10 ms above which a vGPU is interactive
-    /// (FairGV's classifier; 0: every vGPU is).
+    /// Synchronous round trips per 10 ms of a vGPU's GPU time above which
+    /// it is interactive (FairGV's classifier; 0: every vGPU is).
     InteractiveCalls,
+    /// Longest completion-to-submission gap of a synchronous round trip, us.
+    InteractiveGapUs,
 }
 
-const TUNABLES: usize = 18;
+const TUNABLES: usize = 19;
 
 impl Tunable {
     /// Every tunable.
@@ -208,6 +209,7 @@ impl Tunable {
         Tunable::WindowMs,
         Tunable::IdleThresholdUs,
         Tunable::InteractiveCalls,
+        Tunable::InteractiveGapUs,
     ];
 
     /// sysfs file name.
@@ -231,6 +233,7 @@ impl Tunable {
             Tunable::WindowMs => "fairness_window_ms",
             Tunable::IdleThresholdUs => "idle_threshold_us",
             Tunable::InteractiveCalls => "interactive_calls",
+            Tunable::InteractiveGapUs => "interactive_gap_us",
         }
     }
 
@@ -260,6 +263,7 @@ impl Tunable {
             Tunable::WindowMs => (10, 60_000),
             Tunable::IdleThresholdUs => (0, 10_000),
             Tunable::InteractiveCalls => (0, 1000),
+            Tunable::InteractiveGapUs => (0, 100_000),
         }
     }
 
@@ -286,6 +290,7 @@ impl Tunable {
             Tunable::WindowMs => 1000,
             Tunable::IdleThresholdUs => 200,
             Tunable::InteractiveCalls => 10,
+            Tunable::InteractiveGapUs => 1000,
         }
     }
 }
@@ -452,6 +457,7 @@ const fn defaults() -> [u64; TUNABLES] {
         Tunable::WindowMs.default_value(),
         Tunable::IdleThresholdUs.default_value(),
         Tunable::InteractiveCalls.default_value(),
+        Tunable::InteractiveGapUs.default_value(),
     ]
 }
 
@@ -783,7 +789,7 @@ impl<const N: usize> Scheduler<N> {
             return Err(Error::Invalid);
         }
         self.roll(now);
-        let gap = self.us(Tunable::IdleThresholdUs);
+        let gap = self.us(Tunable::InteractiveGapUs);
         let g = self.vg_mut(id)?;
         let was = g.backlogged();
         let trip = !was && g.inflight == 0 && g.ia.woke(now, gap);
@@ -816,7 +822,7 @@ impl<const N: usize> Scheduler<N> {
     /// synchronous round trip (see `interact.rs`).
     ///
     /// Under `eevdf` a round trip keeps the vGPU's tag (`S <- F` even when
-    /// `F < V`): it was away for at most `idle_threshold_us`, waiting for
+    /// `F < V`): it was away for at most `interactive_gap_us`, waiting for
     /// its own result, and is treated as if it had stayed backlogged, as
     /// EEVDF keeps the lag of a short sleeper. Without this, every round
     /// trip would forfeit whatever service it is owed, and a synchronous
