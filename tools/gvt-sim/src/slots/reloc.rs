@@ -119,7 +119,8 @@ pub fn reloc(cfg: &SimCfg, seeds: u64) -> Vec<Table> {
             "util off vs on",
         ],
     );
-    let mut cases: Vec<(String, Box<dyn Fn(u64) -> Vec<VmSpec>>)> = Vec::new();
+    type VmsOf = Box<dyn Fn(u64) -> Vec<VmSpec>>;
+    let mut cases: Vec<(String, VmsOf)> = Vec::new();
     for n in [9usize, 15] {
         cases.push((
             format!("{n} VMs high"),
