@@ -75,7 +75,9 @@ next_vgpu() {
 	echo "$u" >"$TYPES/gvtsim-GVTg_V5_8/create" && echo "$u"
 }
 # frames NEIGHBOURS: the frame guest's frames per second beside NEIGHBOURS
-# saturating guests; the neighbours' min/max GPU time in /tmp/bench_mm.
+# saturating guests; the neighbours' min/max GPU time in /tmp/bench_mm, the
+# frame vGPU's submit-to-dispatch p50/p99/max (us, from sysfs) in
+# /tmp/bench_lat.
 frames() {
 	list=
 	for _ in $(seq 1 "$1"); do
@@ -88,6 +90,9 @@ frames() {
 	b0=
 	for b in $list; do b0="$b0 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
 	"$GUEST" -p frames -f 1 -d 1000 -z 15000 -t 10 "$l" >/tmp/bench_f.out 2>&1
+	d=/sys/bus/mdev/devices/$l/gvt_rs
+	echo "$(cat $d/latency_p50_ns) $(cat $d/latency_p99_ns) $(cat $d/latency_max_ns)" |
+		awk '{ printf "%d/%d/%d\n", $1 / 1000, $2 / 1000, $3 / 1000 }' >/tmp/bench_lat
 	b1=
 	for b in $list; do b1="$b1 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
 	wait
@@ -99,14 +104,14 @@ frames() {
 }
 echo
 echo "== interactive: a frame vGPU (1 ms per frame, 15 ms think) alone and beside 7 saturating ones (four 2 ms queued), 10 s each"
-printf '  %-22s %10s %14s %11s %20s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max"
-for v in tbs vmcg sfq sfq-nopreempt; do
+printf '  %-22s %10s %14s %11s %20s %24s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max" "wait p50/p99/max us"
+for v in tbs vmcg sfq sfq-nopreempt eevdf; do
 	echo "${v%-nopreempt}" >"$GPU/policy"
 	case $v in *-nopreempt) echo 0 ;; *) echo 1 ;; esac >"$GPU/sfq_wake_preempt"
 	alone=$(frames 0)
 	beside=$(frames 7)
-	printf '  %-22s %10s %14s %11s %20s\n' "$v" "$alone" "$beside" \
-		"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)"
+	printf '  %-22s %10s %14s %11s %20s %24s\n' "$v" "$alone" "$beside" \
+		"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)"
 done
 echo 1 >"$GPU/sfq_wake_preempt"
 echo tbs >"$GPU/policy"

@@ -836,6 +836,12 @@ impl Engine {
         self.policy.lock().sched.current()
     }
 
+    /// The running vGPU if the scheduler asks for its vCPUs to be
+    /// favoured (GPU-centric coscheduling, `Scheduler::coschedule`).
+    pub fn coschedule(&self) -> Option<usize> {
+        self.policy.lock().sched.coschedule()
+    }
+
     /// Scheduler statistics of `id`.
     pub fn vgpu_stats(&self, id: VgpuId) -> Option<VgpuStats> {
         self.policy.lock().sched.stats(usize::from(id))

@@ -37,10 +37,11 @@ pub struct VgpuDir {
     pub id: VgpuId,
 }
 
-const POLICY_NAMES: [&str; 3] = [
+const POLICY_NAMES: [&str; 4] = [
     Policy::ALL[0].name(),
     Policy::ALL[1].name(),
     Policy::ALL[2].name(),
+    Policy::ALL[3].name(),
 ];
 
 fn show_policy(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
@@ -191,6 +192,20 @@ tunable_attr!(
     w_idle,
     c"idle_threshold_us",
     Tunable::IdleThresholdUs
+);
+tunable_attr!(
+    T_ICALLS,
+    s_icalls,
+    w_icalls,
+    c"interactive_calls",
+    Tunable::InteractiveCalls
+);
+tunable_attr!(
+    T_IGAP,
+    s_igap,
+    w_igap,
+    c"interactive_gap_us",
+    Tunable::InteractiveGapUs
 );
 
 macro_rules! pool_attr {
@@ -358,11 +373,20 @@ fn show_current(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
 }
 
 static R_CURRENT: Attribute<GpuDir> = Attribute::read_only(c"current_vgpu", show_current);
+
+fn show_cosched(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
+    match g.engine.coschedule() {
+        Some(id) => buf.emit(fmt!("{id}\n")),
+        None => buf.emit(fmt!("none\n")),
+    }
+}
+
+static R_COSCHED: Attribute<GpuDir> = Attribute::read_only(c"coschedule_vgpu", show_cosched);
 static A_POLICY: Attribute<GpuDir> = Attribute::read_write(c"policy", show_policy, store_policy);
 static A_ALLOC: Attribute<GpuDir> =
     Attribute::read_write(c"gm_allocator", show_allocator, store_allocator);
 
-static GPU_ATTRS: [&Attribute<GpuDir>; 46] = [
+static GPU_ATTRS: [&Attribute<GpuDir>; 49] = [
     &A_POLICY,
     &T_TBS_TICK,
     &T_TBS_BAL,
@@ -381,6 +405,8 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 46] = [
     &T_THRF,
     &T_WIN,
     &T_IDLE,
+    &T_ICALLS,
+    &T_IGAP,
     &A_ALLOC,
     &P_SAMPLE,
     &P_WINDOW,
@@ -409,6 +435,7 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 46] = [
     &R_EVR,
     &R_EVL,
     &R_CURRENT,
+    &R_COSCHED,
 ];
 
 /// Creates `<parent>/<engine name>/` for a GPU.
@@ -451,11 +478,15 @@ vgpu_stat!(V_DISP, sv_disp, c"dispatched", |s| s.dispatched);
 vgpu_stat!(V_COMP, sv_comp, c"completed", |s| s.completed);
 vgpu_stat!(V_LAVG, sv_lavg, c"latency_avg_ns", |s| s.latency_avg_ns);
 vgpu_stat!(V_LMAX, sv_lmax, c"latency_max_ns", |s| s.latency_max_ns);
+vgpu_stat!(V_LP50, sv_lp50, c"latency_p50_ns", |s| s.latency_p50_ns);
 vgpu_stat!(V_LP99, sv_lp99, c"latency_p99_ns", |s| s.latency_p99_ns);
 vgpu_stat!(V_CPU, sv_cpu, c"cpu_ns", |s| s.cpu_ns);
 vgpu_stat!(V_BYTES, sv_bytes, c"bytes", |s| s.bytes);
 vgpu_stat!(V_LEFT, sv_left, c"tbs_left_ns", |s| s.left_ts_ns);
 vgpu_stat!(V_VTAG, sv_vtag, c"sfq_tag_ns", |s| s.vtag_ns);
+vgpu_stat!(V_REQ, sv_req, c"sfq_request_ns", |s| s.request_ns);
+vgpu_stat!(V_IA, sv_ia, c"interactive", |s| u8::from(s.interactive));
+vgpu_stat!(V_TRIPS, sv_trips, c"round_trips", |s| s.round_trips);
 vgpu_stat!(V_STARTED, sv_started, c"started", |s| u8::from(s.started));
 vgpu_stat!(V_GM, sv_gm, c"gm_mb", |s| s.gm_mb);
 
@@ -509,10 +540,11 @@ static V_WEIGHT: Attribute<VgpuDir> = Attribute::read_write(c"weight", show_weig
 static V_TW: Attribute<VgpuDir> = Attribute::read_only(c"type_weight", show_type_weight);
 static V_BW: Attribute<VgpuDir> = Attribute::read_write(c"pcie_bw_mbps", show_bw, store_bw);
 
-static VGPU_ATTRS: [&Attribute<VgpuDir>; 29] = [
+static VGPU_ATTRS: [&Attribute<VgpuDir>; 33] = [
     &V_ID, &V_WEIGHT, &V_TW, &V_BW, &V_BUSY, &V_SHARE, &V_CREDITS, &V_SLICE, &V_QUEUE, &V_INFL,
-    &V_SUB, &V_DISP, &V_COMP, &V_LAVG, &V_LMAX, &V_LP99, &V_CPU, &V_BYTES, &V_LEFT, &V_VTAG,
-    &V_STARTED, &V_GM, &V_SSTART, &V_SCOUNT, &V_SPARK, &V_SWIN, &V_SCOPY, &V_ECOPY, &V_MOVES,
+    &V_SUB, &V_DISP, &V_COMP, &V_LAVG, &V_LMAX, &V_LP50, &V_LP99, &V_CPU, &V_BYTES, &V_LEFT,
+    &V_VTAG, &V_REQ, &V_IA, &V_TRIPS, &V_STARTED, &V_GM, &V_SSTART, &V_SCOUNT, &V_SPARK, &V_SWIN,
+    &V_SCOPY, &V_ECOPY, &V_MOVES,
 ];
 
 /// Creates `<parent>/gvt_rs/` for a vGPU.

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 7
+ktap_set_plan 9
 check "gvt_rs ready" sim_ready
 
 RUN_S=6
@@ -35,7 +35,7 @@ reopen_loop() {
 	echo "$n" >/tmp/restart_reopens
 }
 
-for policy in tbs vmcg sfq; do
+for policy in tbs vmcg sfq eevdf; do
 	for attack in reset reopen; do
 		set_attr "$GVT_GPU/policy" "$policy"
 		ua=$(vgpu_create GVTg_V5_4)

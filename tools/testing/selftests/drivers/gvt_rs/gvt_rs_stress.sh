@@ -119,7 +119,7 @@ guest "$u3" /tmp/sw3.out -p long -q 2 -d 10000 -t 7
 ok=true
 n=0
 for round in 1 2 3 4 5 6 7 8; do
-	for p in tbs vmcg sfq; do
+	for p in tbs vmcg sfq eevdf; do
 		echo $p >"$GVT_GPU/policy" || ok=false
 		echo $((round % 2)) >"$GVT_GPU/throttle" || ok=false
 		n=$((n + 1))

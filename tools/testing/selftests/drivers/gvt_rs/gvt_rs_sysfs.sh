@@ -52,8 +52,9 @@ gpu_rw() {
 	case "$1" in
 	policy)
 		good_choice() { echo "$2" >"$1" && grep -q "\[$2\]" "$1"; }
-		good_choice "$GVT_GPU/policy" sfq && good_choice "$GVT_GPU/policy" vmcg &&
-			grep -qx 'tbs vmcg \[sfq\]\|tbs \[vmcg\] sfq' "$GVT_GPU/policy" &&
+		good_choice "$GVT_GPU/policy" sfq && good_choice "$GVT_GPU/policy" eevdf &&
+			good_choice "$GVT_GPU/policy" vmcg &&
+			grep -qx 'tbs vmcg sfq \[eevdf\]\|tbs \[vmcg\] sfq eevdf' "$GVT_GPU/policy" &&
 			write_fails "Invalid argument" "$GVT_GPU/policy" fifo &&
 			write_fails "Invalid argument" "$GVT_GPU/policy" "SFQ" &&
 			good_choice "$GVT_GPU/policy" tbs ;;
@@ -77,6 +78,8 @@ gpu_rw() {
 	throttle_factor_pct) uint_file "$GVT_GPU/$1" 100 10000 ;;
 	fairness_window_ms) uint_file "$GVT_GPU/$1" 10 60000 ;;
 	idle_threshold_us) uint_file "$GVT_GPU/$1" 0 10000 ;;
+	interactive_calls) uint_file "$GVT_GPU/$1" 0 1000 ;;
+	interactive_gap_us) uint_file "$GVT_GPU/$1" 0 100000 ;;
 	gm_sample_period_ms)
 		# The utilization window (20 s) must hold 1..64 samples.
 		good "$GVT_GPU/$1" 500 && good "$GVT_GPU/$1" 1000 &&
