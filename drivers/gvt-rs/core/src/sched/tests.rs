@@ -1001,3 +1001,143 @@ fn withheld_counts_decisions_not_timer_latency() {
     s.completed(1, 0, MS, late + MS).unwrap();
     assert_eq!(s.gpu_stats().withheld_ns, thr);
 }
+
+// ---- eevdf, interactivity, latency percentiles ---------------------------
+
+#[test]
+fn eevdf_chooses_as_sfq_when_requests_are_equal() {
+    // Saturating vGPUs all ask for whole slices: eevdf's choice is sfq's,
+    // pick for pick, whatever the weights and workload sizes.
+    for seed in 1..=8u64 {
+        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let n = r.range(2, 8) as usize;
+        let weights: Vec<u32> = (0..n).map(|_| r.range(1, 8) as u32).collect();
+        let svcs: Vec<u64> = (0..n).map(|_| r.range(50, 9000) * US).collect();
+        let mut picks = Vec::new();
+        for p in [Policy::Sfq, Policy::Eevdf] {
+            let mut sim = Sim::<8>::new(p);
+            for i in 0..n {
+                sim.add(i, weights[i]);
+                sim.saturate[i] = Some(svcs[i]);
+            }
+            sim.run_until(3000 * MS);
+            picks.push(sim.picks);
+        }
+        assert!(picks[0].len() > 100, "seed {seed}");
+        assert_eq!(picks[0], picks[1], "seed {seed} {weights:?} {svcs:?}");
+    }
+}
+
+/// vGPU 0 queues and runs one workload of `svc` at `t`; returns when its
+/// turn is over.
+fn turn_end_after_completion(s: &mut Scheduler<4>, t: u64, svc: u64) -> u64 {
+    s.queued(0, 0, t).unwrap();
+    assert!(matches!(s.pick(t).unwrap(), Pick::Run { vgpu: 0, .. }));
+    s.dispatched(0, 0, t, t).unwrap();
+    s.completed(0, 0, svc, t + svc).unwrap();
+    let mut now = t + svc;
+    while !s.need_resched(now) {
+        now = s.next_timer(now);
+    }
+    now
+}
+
+#[test]
+fn eevdf_holds_the_gpu_only_for_interactive_vgpus() {
+    for p in [Policy::Sfq, Policy::Eevdf] {
+        let mut s = Scheduler::<4>::new();
+        s.set_policy(p, 0).unwrap();
+        s.create(0, 1, 512).unwrap();
+        s.start(0, 0).unwrap();
+        // Not interactive yet: sfq holds 200 us (FairGV's hybrid
+        // spinning, for every vGPU), eevdf ends the turn at once.
+        let end = turn_end_after_completion(&mut s, 0, 100 * US);
+        let hold = if p == Policy::Eevdf { 0 } else { 200 * US };
+        assert_eq!(end, 100 * US + hold, "{p:?}");
+        assert!(!s.stats(0).unwrap().interactive);
+        assert_eq!(s.coschedule(), None);
+        // Eleven synchronous round trips (20 us of CPU each) in its first
+        // 10 ms of GPU time make it interactive: now eevdf holds as well,
+        // and names it for coscheduling while it runs.
+        let mut t = end;
+        for _ in 0..11 {
+            t = turn_end_after_completion(&mut s, t + 20 * US, 100 * US);
+        }
+        let st = s.stats(0).unwrap();
+        assert!(st.interactive && st.round_trips == 11, "{p:?} {st:?}");
+        s.queued(0, 0, t + 20 * US).unwrap();
+        assert!(matches!(
+            s.pick(t + 20 * US).unwrap(),
+            Pick::Run { vgpu: 0, .. }
+        ));
+        assert_eq!(s.coschedule(), Some(0));
+        s.dispatched(0, 0, t + 20 * US, t + 20 * US).unwrap();
+        s.completed(0, 0, 100 * US, t + 120 * US).unwrap();
+        assert!(!s.need_resched(t + 319 * US), "{p:?}");
+        assert!(s.need_resched(t + 320 * US), "{p:?}");
+    }
+}
+
+#[test]
+fn eevdf_keeps_debt_after_a_sleep_and_lag_over_a_round_trip() {
+    // The debt of a long batch survives a sleep longer than a round trip
+    // (the same rerun time as sfq's max(V, F)).
+    let mut sim = Sim::<4>::new(Policy::Eevdf);
+    sim.s.set_tunable(Tunable::SfqSliceUs, 10_000, 0).unwrap();
+    sim.add(0, 1);
+    sim.add(1, 1);
+    sim.queue(0, 40 * MS);
+    for _ in 0..20 {
+        sim.queue(1, 10 * MS);
+    }
+    sim.at(45 * MS, 0, 10 * MS);
+    sim.run_until(200 * MS);
+    let rerun = sim.picks.iter().skip(1).find(|p| p.1 == 0).unwrap().0 / MS;
+    assert_eq!(rerun, 80);
+    // A vGPU that comes back within interactive_gap_us keeps its tag even
+    // below V: it is owed what it missed.
+    let mut s = Scheduler::<4>::new();
+    s.set_policy(Policy::Eevdf, 0).unwrap();
+    for id in 0..2 {
+        s.create(id, 1, 512).unwrap();
+        s.start(id, 0).unwrap();
+    }
+    s.queued(1, 0, 0).unwrap();
+    s.queued(1, 0, 0).unwrap();
+    let end = turn_end_after_completion(&mut s, 0, MS);
+    assert!(matches!(s.pick(end).unwrap(), Pick::Run { vgpu: 1, .. }));
+    s.dispatched(1, 0, 0, end).unwrap();
+    s.completed(1, 0, 5 * MS, end + 5 * MS).unwrap();
+    // vGPU 1's turn goes on; vGPU 0 (tag 1 ms, V = 0 ms) comes back 500 us
+    // after its completion: a round trip, tag kept.
+    s.queued(0, 0, end + 500 * US).unwrap();
+    assert_eq!(s.stats(0).unwrap().vtag_ns, MS);
+    assert_eq!(s.stats(0).unwrap().round_trips, 1);
+}
+
+#[test]
+fn latency_percentiles_within_a_sixteenth() {
+    // 200 waits of 0.1, 0.2, ... 20 ms: p50 = 10 ms, p99 = 19.8 ms.
+    let mut s = Scheduler::<4>::new();
+    s.create(0, 1, 512).unwrap();
+    s.start(0, 0).unwrap();
+    for i in 1..=200u64 {
+        let t = i * 100 * MS;
+        s.queued(0, 0, t).unwrap();
+        s.dispatched(0, 0, t, t + i * 100 * US).unwrap();
+        s.completed(0, 0, 10 * US, t + i * 100 * US + 10 * US)
+            .unwrap();
+    }
+    let st = s.stats(0).unwrap();
+    assert_eq!(st.latency_max_ns, 20 * MS);
+    for (got, want) in [
+        (st.latency_p50_ns, 10 * MS),
+        (st.latency_p99_ns, 19_800 * US),
+    ] {
+        assert!(got.abs_diff(want) * 16 <= want, "{got} vs {want}");
+    }
+    // 19.8 ms lies in [18.432, 20.48) ms: 19.456 ms (the power-of-two
+    // bucket said 32.768 ms for anything from 16.4 to 32.8 ms).
+    assert_eq!(st.latency_p99_ns, 19_456 * US);
+    assert_eq!(st.latency_p50_ns, 9_728 * US);
+}
