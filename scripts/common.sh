@@ -51,6 +51,16 @@ as_root() {
 	fi
 }
 
+# The project's new kernel files, relative to the repository and to a kernel
+# tree, sorted: what scripts/prepare-tree.sh copies into the build tree and
+# the series commits. Extra top-level directories may be named (the series
+# adds Documentation, which the build does not need).
+overlay_files() {
+	(cd "$GVT_RS_ROOT" && find rust drivers/gvt-rs tools/testing/selftests/drivers/gvt_rs "$@" \
+		-type f -not -path '*/target/*' -not -name Cargo.lock -not -name '*.orig' 2>/dev/null |
+		LC_ALL=C sort)
+}
+
 # Serialise everything that touches the shared kernel tree or a build folder:
 # concurrent builds would corrupt each other (and there are only 2 cores).
 take_build_lock() {

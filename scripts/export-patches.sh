@@ -6,51 +6,62 @@
 #
 #   scripts/export-patches.sh OUT_DIR
 #
-# Every patches/kernel/NNNN-*.patch becomes one commit. A patch may name the
-# project files that belong to it with "gvt-rs-overlay: PATH..." lines in its
-# description (e.g. the sysfs patch adds rust/kernel/sysfs.rs), so that each
-# commit builds. Project files no patch claims go into a final commit per
-# top-level directory. The result applies with `git am` (or `patch -p1` in
-# order) to the tree that scripts/bootstrap.sh fetches.
+# Every patches/kernel/NNNN-*.patch becomes one commit, numbered in order
+# from 0001. A patch names the project files that belong to it with
+# "gvt-rs-overlay: PATH..." lines in its description (e.g. the sysfs patch
+# adds rust/kernel/sysfs.rs), so that each commit builds; a project file
+# that no patch claims is an error. The result applies with `git am` (or
+# `patch -p1` in order) to the tree that scripts/linux-source.sh unpacks.
+#
+# Needs git and the pristine source, nothing else: KDIR if it is set and not
+# prepared by scripts/prepare-tree.sh, else the pinned Debian source,
+# unpacked once into $GVT_RS_CACHE/pristine (and downloaded first if the
+# .deb is not cached). That tree is only read; the commits are made in a
+# temporary directory, the commit messages written beside it. No build lock
+# is taken. Dates are the repository's last commit's, so the same sources
+# export to the same files.
 
 source "$(dirname "$0")/common.sh"
-take_build_lock
+source "$(dirname "$0")/linux-source.sh"
 
 outdir=$(realpath -m "${1:?usage: export-patches.sh OUT_DIR}")
-source "$GVT_RS_CACHE/env.sh" 2>/dev/null || "$GVT_RS_ROOT/scripts/bootstrap.sh"
-source "$GVT_RS_CACHE/env.sh"
-ksrc=${KDIR:-$GVT_RS_KSRC}
-"$GVT_RS_ROOT/scripts/prepare-tree.sh" "$ksrc"
+if [ -n "${KDIR:-}" ]; then
+	[ -f "$KDIR/Makefile" ] || die "KDIR=$KDIR is not a kernel source tree"
+	[ ! -d "$KDIR/.gvt-rs" ] ||
+		die "KDIR=$KDIR carries gvt-rs already (prepared by scripts/prepare-tree.sh): unset KDIR to export against the pinned Debian source"
+	pristine=$(cd "$KDIR" && pwd)
+else
+	pristine=$(pristine_linux_source)
+fi
 
 patches=("$GVT_RS_ROOT"/patches/kernel/*.patch)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf --one-file-system "$tmp"' EXIT
+work=$tmp/linux
+mkdir "$work"
+git_c=(git -C "$work" -c user.name="gvt-rs developers" -c user.email=gvt-rs@example.org
+	-c core.autocrlf=false -c commit.gpgsign=false)
+export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
+GIT_AUTHOR_DATE=$(git -C "$GVT_RS_ROOT" log -1 --format=%cI 2>/dev/null || date -R)
+GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
 
-# Pristine copies of every file the patches touch: the tree's copies with
-# the applied patches reverted.
-touched=$(grep -h '^+++ b/' "${patches[@]}" | sed 's|^+++ b/||; s|\t.*||' | sort -u)
+# The pristine files the patches edit, as the base commit.
+touched=$(sed -n 's|^--- a/||p; s|^+++ b/||p' "${patches[@]}" | sed 's|\t.*||' | LC_ALL=C sort -u)
 for f in $touched; do
-	[ -f "$ksrc/$f" ] || continue
+	[ -f "$pristine/$f" ] || continue
 	mkdir -p "$work/$(dirname "$f")"
-	cp "$ksrc/$f" "$work/$f"
+	cp "$pristine/$f" "$work/$f"
 done
-for ((i = ${#patches[@]} - 1; i >= 0; i--)); do
-	patch -s -d "$work" -p1 -R --no-backup-if-mismatch -f <"${patches[$i]}" >/dev/null ||
-		die "cannot reverse $(basename "${patches[$i]}") on the tree's copies"
-done
-# Files the patches create did not exist in the pristine tree.
-find "$work" -type f -empty -delete
+"${git_c[@]}" init -q
+"${git_c[@]}" add -A
+"${git_c[@]}" commit -q --allow-empty -m "pristine Linux files that gvt-rs edits"
+base=$("${git_c[@]}" rev-parse HEAD)
 
-git -C "$work" init -q
-git -C "$work" -c user.name=gvt-rs -c user.email=gvt-rs@example.org add -A
-git -C "$work" -c user.name=gvt-rs -c user.email=gvt-rs@example.org commit -qm "pristine Linux 7.3 files touched by gvt-rs" --allow-empty
-base=$(git -C "$work" rev-parse HEAD)
-
-overlay=$(cd "$GVT_RS_ROOT" && find rust drivers/gvt-rs tools/testing/selftests/drivers/gvt_rs \
-	Documentation -type f -not -path '*/target/*' -not -name Cargo.lock 2>/dev/null | LC_ALL=C sort)
-claimed=$work/.claimed
+overlay=$(overlay_files Documentation)
+claimed=$tmp/claimed
 : >"$claimed"
 
+# Copy the project files under the paths given into the work tree.
 add_overlay() {
 	local p f
 	for p in "$@"; do
@@ -64,17 +75,12 @@ add_overlay() {
 	done
 }
 
-commit() {
-	# $1: message file
-	git -C "$work" add -A -- . ':!.claimed'
-	git -C "$work" -c user.name="gvt-rs developers" -c user.email=gvt-rs@example.org \
-		commit -q -F "$1"
-}
-
+msg=$tmp/msg
 for p in "${patches[@]}"; do
 	patch -s -d "$work" -p1 -N --no-backup-if-mismatch <"$p" ||
 		die "$(basename "$p") does not apply in order"
-	add_overlay $(sed -n 's/^gvt-rs-overlay: //p' "$p")
+	mapfile -t claims < <(sed -n 's/^gvt-rs-overlay: //p' "$p" | tr ' ' '\n' | sed '/^$/d')
+	add_overlay "${claims[@]}"
 	# Commit message: the Subject without [PATCH], then the body up to '---'.
 	awk '
 		/^Subject: / { sub(/^Subject: (\[[^]]*\] )?/, ""); subj = $0; insubj = 1; next }
@@ -82,23 +88,32 @@ for p in "${patches[@]}"; do
 		insubj { insubj = 0; print subj; inbody = 1 }
 		inbody && /^---$/ { exit }
 		inbody && !/^gvt-rs-overlay: / { print }
-	' "$p" >"$work/.msg"
-	[ -s "$work/.msg" ] || echo "$(basename "$p" .patch)" >"$work/.msg"
-	commit "$work/.msg"
-	rm -f "$work/.msg"
+	' "$p" >"$msg"
+	grep -q '^Signed-off-by: ' "$msg" || die "$(basename "$p") has no Signed-off-by"
+	[ "$(sed -n '3,/^Signed-off-by: /p' "$msg" | grep -c .)" -gt 1 ] ||
+		die "$(basename "$p") has no description"
+	"${git_c[@]}" add -A
+	"${git_c[@]}" commit -q -F "$msg"
 done
 
-for dir in rust drivers/gvt-rs tools/testing/selftests/drivers/gvt_rs Documentation; do
-	before=$(wc -l <"$claimed")
-	add_overlay "$dir"
-	[ "$(wc -l <"$claimed")" -gt "$before" ] || continue
-	printf 'gvt-rs: add %s\n\nSigned-off-by: gvt-rs developers <gvt-rs@example.org>\n' "$dir" >"$work/.msg"
-	commit "$work/.msg"
-	rm -f "$work/.msg"
-done
+unclaimed=$(comm -23 <(echo "$overlay") <(LC_ALL=C sort "$claimed"))
+[ -z "$unclaimed" ] || die "no patch in patches/kernel claims these files (add a gvt-rs-overlay: line):
+$unclaimed"
 
-rm -rf "$outdir"
+# Nothing but the kernel tree's own files: an edited or removed file must
+# exist in the pristine tree, an added one must be a project file or one
+# that a patch creates.
+created=$(awk '/^--- \/dev\/null/ { getline; sub(/^\+\+\+ b\//, ""); sub(/\t.*/, ""); print }' "${patches[@]}")
+while IFS=$'\t' read -r status path; do
+	case $status in
+	A) grep -qxF "$path" <<<"$overlay"$'\n'"$created" ||
+		die "the series adds $path, which is neither a project file nor created by a patch" ;;
+	*) [ -f "$pristine/$path" ] || die "the series changes $path, which the pristine tree does not have" ;;
+	esac
+done < <("${git_c[@]}" diff --no-renames --name-status "$base" HEAD)
+
+rm -rf --one-file-system "$outdir"
 mkdir -p "$outdir"
-git -C "$work" format-patch -q -o "$outdir" "$base"..HEAD
-(cd "$outdir" && ls *.patch >series)
+"${git_c[@]}" format-patch -q --no-signature -o "$outdir" "$base"..HEAD
+(cd "$outdir" && find . -maxdepth 1 -name '*.patch' -printf '%f\n' | LC_ALL=C sort >series)
 log "exported $(wc -l <"$outdir/series") patches to $outdir (apply with git am, in the order of $outdir/series)"

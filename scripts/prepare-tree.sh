@@ -15,12 +15,6 @@ tree=${1:?usage: prepare-tree.sh KERNEL_TREE}
 state=$tree/.gvt-rs
 mkdir -p "$state"
 
-overlay_files() {
-	(cd "$GVT_RS_ROOT" && find rust drivers/gvt-rs tools/testing/selftests/drivers/gvt_rs -type f 2>/dev/null \
-		-not -path '*/target/*' -not -name 'Cargo.lock' -not -name '*.orig' |
-		LC_ALL=C sort)
-}
-
 sync_overlay() {
 	local f n=0
 	overlay_files >"$state/manifest.new" || true

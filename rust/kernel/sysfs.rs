@@ -45,7 +45,10 @@
 //! static KNOBS_ATTRS: [&Attribute<Knobs>; 1] = [&LEVEL];
 //!
 //! // Creates /sys/kernel/knobs/level.
-//! let dir = Dir::new(c"knobs", Parent::kernel()?, Knobs { level: AtomicU32::new(0) }, &KNOBS_ATTRS)?;
+//! let knobs = Knobs {
+//!     level: AtomicU32::new(0),
+//! };
+//! let dir = Dir::new(c"knobs", Parent::kernel()?, knobs, &KNOBS_ATTRS)?;
 //! ```
 
 use crate::{

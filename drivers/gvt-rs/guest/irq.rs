@@ -69,11 +69,10 @@ impl<'bound> Interrupt<'bound> {
                 // nothing moves or mutates `vectors` meanwhile.
                 let vectors: &'bound pci::IrqVectorRegistration<'bound> = unsafe { &*vectors_ptr };
                 let request = vectors.index(0)?.into();
+                let handler = Ok::<_, Error>(Handler { gpu });
                 // SAFETY: The registration is a field of `Self`, which is dropped, never
                 // forgotten: the driver data owning it is dropped when the device is unbound.
-                unsafe {
-                    irq::Registration::new(request, Flags::SHARED, c"gvt_rs_guest", Ok::<_, Error>(Handler { gpu }))
-                }
+                unsafe { irq::Registration::new(request, Flags::SHARED, c"gvt_rs_guest", handler) }
             },
         }? Error)
     }

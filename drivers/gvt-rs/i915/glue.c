@@ -2,7 +2,7 @@
 /*
  * gvt-rs on Intel GVT-g: the policy's ops table.
  *
- * kvmgt.ko (with the gvt-rs series, patches 0101-0108) calls external
+ * kvmgt.ko (with the gvt-rs series' drm/i915/gvt patches) calls external
  * scheduling policies through struct intel_gvt_sched_policy_ops. The table
  * needs THIS_MODULE and a list head that kvmgt links, so it lives here; the
  * ops themselves are implemented in Rust (i915/mod.rs) on top of the same

@@ -308,7 +308,7 @@ impl I915Gpu {
 
 impl Provider for I915Gpu {
     // GVT-g loads a vGPU's shared high GM into the GGTT itself, per 64 MB
-    // chunk it does not own yet, before `switched` (patch 0105).
+    // chunk it does not own yet, before `switched` (its GGTT residency).
     fn load_gtt(&self, _vgpu: VgpuId, _vgpu_start: u16, _first_slot: u16, _slots: u16) {}
 
     // The aperture stays private to each vGPU on GVT-g.

@@ -217,7 +217,8 @@ static int reset_check(void)
 	if (ioctl(fd, GVT_GPU_IOC_RESET))
 		die("GVT_GPU_IOC_RESET");
 	/* Fences lost in the reset are not ours to count any more. */
-	q_head = q_len = 0;
+	q_head = 0;
+	q_len = 0;
 	memset(have_done, 0, sizeof(have_done));
 	if (get_stats(&st))
 		die("GVT_GPU_IOC_STATS");

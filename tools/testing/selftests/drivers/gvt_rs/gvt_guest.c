@@ -1192,7 +1192,8 @@ static void set_irqs_checks(struct dev *d)
 		const char *n = k ? "REQ" : "ERR";
 
 		expect_ret(irq_none(d, T, i, 0, 1), -EINVAL, "%s loopback without an eventfd", n);
-		expect_ret(irq_none(d, T, i, 0, 0), -EINVAL, "%s none count 0 without an eventfd", n);
+		expect_ret(irq_none(d, T, i, 0, 0), -EINVAL,
+			   "%s none count 0 without an eventfd", n);
 		expect_ret(irq_bool(d, T, i, 0, 1, 1), 0, "%s bool 1 without an eventfd", n);
 		expect_ret(irq_bool(d, T, i, 0, 0, 1), -EINVAL, "%s bool count 0", n);
 		expect_ret(irq_fd(d, T, i, 0, 0, e2), -EINVAL, "%s eventfd count 0", n);
@@ -1819,7 +1820,9 @@ int main(int argc, char **argv)
 			program(&d, d.ring_max);
 			done_before_resets += done;
 			resets++;
-			sub = done = seq = 0;
+			sub = 0;
+			done = 0;
+			seq = 0;
 		}
 		unplug = wait_efd(d.req, 0) > 0;
 	}

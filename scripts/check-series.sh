@@ -1,0 +1,240 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What a distribution does with the gvt-rs patch series, on every
+# `make check`:
+#  1. export the series (scripts/export-patches.sh) against the pristine
+#     Linux source;
+#  2. `git am` it into a scratch git tree of the pristine files it edits;
+#  3. check that the result equals the tested tree: the same pristine files
+#     prepared by scripts/prepare-tree.sh (the overlay and patches/kernel),
+#     plus the documentation, which only the series carries;
+#  4. run checkpatch.pl --strict on every patch: no error, and exactly the
+#     warnings and checks that scripts/series-checkpatch.txt lists (per file
+#     and type, with their counts and reasons), so that a new one fails, and
+#     so does a listed one that went away;
+#  5. build the production configuration (tinyconfig + scripts/configs/
+#     prod.config: GVT_RS=m, GVT_RS_SIM=n, GVT_RS_I915=y with i915 and KVMGT,
+#     the guest driver, no debug options) from a full pristine tree with the
+#     series applied, with CLIPPY=1 and W=1, failing on any warning, and
+#     check the version gvt_rs.ko reports against the CHANGELOG.
+#
+# The build's source tree ($GVT_RS_CACHE/series/linux, a copy of the
+# pristine tree to which only the files the series changes are written,
+# when their content changed) and its output folder ($GVT_RS_CACHE/
+# build-prod) are kept, so later runs rebuild only what changed. It takes no
+# build lock: it reads the pristine tree ($GVT_RS_CACHE/pristine, unpacked
+# once from the cached .deb) and writes only its own folders, never the
+# shared tree in $GVT_RS_CACHE/src or the other build folders.
+#
+# Prints "series: N passed, M failed" and, when $GVT_RS_COUNTS names a file
+# (scripts/check.sh), appends "series N M" to it: one result for each of
+# export, git am, equality, the checkpatch list and the build, and one per
+# patch for checkpatch errors.
+#
+#   scripts/check-series.sh
+
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/linux-source.sh"
+[ -f "$GVT_RS_CACHE/env.sh" ] || die "run scripts/bootstrap.sh first (bindgen, libclang)"
+source "$GVT_RS_CACHE/env.sh"
+
+allow=$GVT_RS_ROOT/scripts/series-checkpatch.txt
+src=$GVT_RS_CACHE/series/linux
+out=$GVT_RS_CACHE/build-prod
+jobs=${JOBS:-$(nproc)}
+
+passed=0 failed=0
+tmp=$(mktemp -d)
+finish() {
+	local rc=$?
+	rm -rf --one-file-system "$tmp"
+	[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+	printf 'series: %d passed, %d failed\n' "$passed" "$failed" >&2
+	if [ -n "${GVT_RS_COUNTS:-}" ]; then
+		echo "series $passed $failed" >>"$GVT_RS_COUNTS"
+	fi
+}
+trap finish EXIT
+
+# result OK WHAT: count one result.
+result() {
+	if [ "$1" = 0 ]; then
+		passed=$((passed + 1))
+		log "series: ok: $2"
+	else
+		failed=$((failed + 1))
+		log "series: FAILED: $2"
+	fi
+}
+
+t0=$(date +%s)
+pristine=$(pristine_linux_source)
+
+# 1. Export, against the pinned Debian source even when KDIR is set (a KDIR
+# tree is prepared in place, so it is not pristine).
+env -u KDIR "$GVT_RS_ROOT/scripts/export-patches.sh" "$tmp/patches" ||
+	{
+		result 1 "export the series"
+		exit 1
+	}
+mapfile -t series <"$tmp/patches/series"
+result 0 "export the series (${#series[@]} patches)"
+
+# 2. git am into a scratch tree of the pristine files the series edits.
+am=$tmp/am
+mkdir "$am"
+for f in $(sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' "${series[@]/#/$tmp/patches/}" | LC_ALL=C sort -u); do
+	[ -f "$pristine/$f" ] || continue
+	mkdir -p "$am/$(dirname "$f")"
+	cp "$pristine/$f" "$am/$f"
+done
+git_am=(git -C "$am" -c user.name=packager -c user.email=packager@example.org -c commit.gpgsign=false)
+"${git_am[@]}" init -q
+"${git_am[@]}" add -A
+"${git_am[@]}" commit -q --allow-empty -m "pristine Linux $LINUX_SOURCE_VERSION files"
+if "${git_am[@]}" am -q "${series[@]/#/$tmp/patches/}" >"$tmp/am.log" 2>&1 &&
+	[ -z "$("${git_am[@]}" status --porcelain)" ] &&
+	[ "$("${git_am[@]}" rev-list --count HEAD)" -eq $((${#series[@]} + 1)) ]; then
+	result 0 "git am of every patch, nothing left over"
+else
+	cat "$tmp/am.log" >&2
+	"${git_am[@]}" status --short >&2
+	result 1 "git am of every patch, nothing left over"
+	exit 1
+fi
+
+# 3. The tested tree: the same pristine files, prepared as for the test
+# kernel, plus the documentation.
+tested=$tmp/tested
+mkdir "$tested"
+(cd "$am" && git ls-files) | while read -r f; do
+	[ -f "$pristine/$f" ] || continue
+	mkdir -p "$tested/$(dirname "$f")"
+	cp "$pristine/$f" "$tested/$f"
+done
+"$GVT_RS_ROOT/scripts/prepare-tree.sh" "$tested" 2>/dev/null
+rm -rf --one-file-system "$tested/.gvt-rs"
+overlay_files Documentation | grep '^Documentation/' | while read -r f; do
+	mkdir -p "$tested/$(dirname "$f")"
+	cp "$GVT_RS_ROOT/$f" "$tested/$f"
+done
+if diff -r -x .git "$am" "$tested" >"$tmp/tested.diff"; then
+	result 0 "the applied series equals the tested tree"
+else
+	head -n 40 "$tmp/tested.diff" >&2
+	result 1 "the applied series equals the tested tree"
+fi
+
+# The build tree: pristine once, then only the files the series changes.
+if [ ! -f "$src/.gvt-rs-extracted" ]; then
+	log "copying the pristine tree to $src (once)"
+	rm -rf --one-file-system "$src" "$src.tmp"
+	mkdir -p "$(dirname "$src")"
+	cp -a "$pristine" "$src.tmp"
+	mv "$src.tmp" "$src"
+fi
+(cd "$am" && git ls-files) | LC_ALL=C sort >"$tmp/files"
+n=0
+while read -r f; do
+	cmp -s "$am/$f" "$src/$f" && continue
+	mkdir -p "$(dirname "$src/$f")"
+	cp "$am/$f" "$src/$f.gvt-rs-new"
+	mv "$src/$f.gvt-rs-new" "$src/$f"
+	n=$((n + 1))
+done <"$tmp/files"
+# Files the previous series had and this one has not: back to pristine.
+if [ -f "$src/.gvt-rs-series" ]; then
+	comm -23 "$src/.gvt-rs-series" "$tmp/files" | while read -r f; do
+		if [ -f "$pristine/$f" ]; then
+			cp "$pristine/$f" "$src/$f"
+		else
+			rm -f "$src/$f"
+		fi
+	done
+fi
+cp "$tmp/files" "$src/.gvt-rs-series"
+log "series: $n file(s) of the build tree updated"
+
+# 4. checkpatch: no errors, and the listed warnings and checks only.
+for p in "${series[@]}"; do
+	"$src/scripts/checkpatch.pl" --strict --show-types --terse --no-summary --showfile \
+		--root="$src" "$tmp/patches/$p" >"$tmp/cp.$p" 2>&1 || true
+	if grep -q ': ERROR:' "$tmp/cp.$p"; then
+		grep ': ERROR:' "$tmp/cp.$p" >&2
+		result 1 "checkpatch: no error in $p"
+	else
+		result 0 "checkpatch: no error in $p"
+	fi
+done
+# "FILE LEVEL:TYPE COUNT" for what checkpatch found and what the list allows.
+cat "$tmp"/cp.* | sed -nE 's/^([^:]+):[0-9]+: (WARNING|CHECK):([A-Z0-9_]+):.*/\1 \2:\3/p' |
+	LC_ALL=C sort | uniq -c | awk '{ print $2, $3, $1 }' >"$tmp/found"
+sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$allow" | awk '{ print $1, $2, $3 }' | LC_ALL=C sort >"$tmp/allowed"
+if [ -n "$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$allow" | awk 'NF < 4')" ]; then
+	log "every line of $allow needs FILE LEVEL:TYPE COUNT and a reason"
+	result 1 "checkpatch: warnings and checks as listed"
+elif diff -u "$tmp/allowed" "$tmp/found" >"$tmp/cp.diff"; then
+	result 0 "checkpatch: warnings and checks as listed ($(awk '{ n += $3 } END { print n + 0 }' "$tmp/found") in $(wc -l <"$tmp/found") file/type pairs)"
+else
+	log "checkpatch found (+) other warnings or checks than $allow lists (-):"
+	grep '^[-+][^-+]' "$tmp/cp.diff" >&2 || true
+	grep -h ': \(WARNING\|CHECK\):' "$tmp"/cp.* | grep -F -f <(sed -n 's/^+\([^ ]*\) [A-Z]*:\([A-Z0-9_]*\) .*/\1:/p' "$tmp/cp.diff") >&2 || true
+	result 1 "checkpatch: warnings and checks as listed"
+fi
+log "series: export, git am, equality and checkpatch took $(($(date +%s) - t0)) s"
+
+# 5. The production build.
+t1=$(date +%s)
+mkdir -p "$out"
+kmake() {
+	nice -n 10 make -C "$src" O="$out" LIBCLANG_PATH="$LIBCLANG_PATH" \
+		BINDGEN="$TOOLS_DIR/bindgen/bin/bindgen" CLIPPY=1 W=1 "$@"
+}
+fragment=$GVT_RS_ROOT/scripts/configs/prod.config
+config_sum=$({
+	cat "$fragment" "$src/.gvt-rs-series"
+	grep 'Kconfig' "$src/.gvt-rs-series" | sed "s|^|$src/|" | xargs cat
+} | sha256sum | cut -c1-16)
+build_ok=0
+if [ "$(cat "$out/.gvt-rs-config" 2>/dev/null)" != "$config_sum" ] || [ ! -f "$out/.config" ]; then
+	log "series: configuring the production kernel: tinyconfig + ${fragment##*/}"
+	run_logged "$out/config.log" kmake tinyconfig
+	run_logged "$out/config.log" "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$fragment"
+	run_logged "$out/config.log" kmake olddefconfig
+	missing=$(grep -hE '^(CONFIG_|# CONFIG_.* is not set)' "$fragment" | while read -r line; do
+		grep -qx "$line" "$out/.config" || echo "$line"
+	done)
+	[ -z "$missing" ] || die "options not set after olddefconfig (unmet dependencies?):
+$missing"
+	echo "$config_sum" >"$out/.gvt-rs-config"
+fi
+if [ ! -f "$out/vmlinux" ]; then
+	log "series: building the production kernel from scratch (-j$jobs, about 15 minutes), log in $out/build.log"
+else
+	log "series: rebuilding the production kernel incrementally, log in $out/build.log"
+fi
+if kmake -j"$jobs" >"$out/build.log" 2>&1; then
+	if grep -nE '(^|[^a-z_])(warning|error)(\[|:)' "$out/build.log" | head -n 20 | grep . >&2; then
+		log "the production build printed warnings (above; full log $out/build.log)"
+	else
+		build_ok=1
+	fi
+else
+	tail -n 40 "$out/build.log" >&2
+	log "the production build failed (full log $out/build.log)"
+fi
+if [ "$build_ok" = 1 ]; then
+	want=$(sed -n 's/^## \[\([0-9][0-9.]*\)\].*/\1/p' "$GVT_RS_ROOT/CHANGELOG" | head -n 1)
+	have=$(modinfo -F version "$out/drivers/gvt-rs/gvt_rs.ko" 2>/dev/null || true)
+	if [ -z "$want" ] || [ "$have" != "$want" ]; then
+		log "gvt_rs.ko reports version '${have}', the CHANGELOG's newest entry is '${want}'"
+		build_ok=0
+	elif grep -q '^CONFIG_GVT_RS_SIM=y' "$out/.config" || [ -e "$out/drivers/gvt-rs/sim/glue.o" ]; then
+		log "the production build has the simulated GPU"
+		build_ok=0
+	fi
+fi
+result $((1 - build_ok)) "production build (GVT_RS_SIM=n, GVT_RS_I915=y, no lockdep, CLIPPY=1, W=1) without warnings, gvt_rs.ko version ${have:-?}, in $(($(date +%s) - t1)) s"
+log "series: done in $(($(date +%s) - t0)) s"
+[ "$failed" -eq 0 ]
