@@ -53,6 +53,8 @@ step "kernel build"
 "$GVT_RS_ROOT/scripts/build-kernel.sh" vm >/dev/null
 step "kernel build: Kconfig variants of gvt_rs"
 "$GVT_RS_ROOT/scripts/check-kconfig-variants.sh"
+step "series: export, git am, checkpatch, production build"
+"$GVT_RS_ROOT/scripts/check-series.sh"
 step "VM tests"
 "$GVT_RS_ROOT/scripts/vm-run.sh" check
 # Debian's libvirt (with udev, mdevctl and QEMU) against gvt-rs: the same
