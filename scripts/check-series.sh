@@ -37,6 +37,7 @@
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/linux-source.sh"
 [ -f "$GVT_RS_CACHE/env.sh" ] || die "run scripts/bootstrap.sh first (bindgen, libclang)"
+# shellcheck source=/dev/null
 source "$GVT_RS_CACHE/env.sh"
 
 allow=$GVT_RS_ROOT/scripts/series-checkpatch.txt
@@ -84,11 +85,12 @@ result 0 "export the series (${#series[@]} patches)"
 # 2. git am into a scratch tree of the pristine files the series edits.
 am=$tmp/am
 mkdir "$am"
-for f in $(sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' "${series[@]/#/$tmp/patches/}" | LC_ALL=C sort -u); do
-	[ -f "$pristine/$f" ] || continue
-	mkdir -p "$am/$(dirname "$f")"
-	cp "$pristine/$f" "$am/$f"
-done
+sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' "${series[@]/#/$tmp/patches/}" | LC_ALL=C sort -u |
+	while read -r f; do
+		[ -f "$pristine/$f" ] || continue
+		mkdir -p "$am/$(dirname "$f")"
+		cp "$pristine/$f" "$am/$f"
+	done
 git_am=(git -C "$am" -c user.name=packager -c user.email=packager@example.org -c commit.gpgsign=false)
 "${git_am[@]}" init -q
 "${git_am[@]}" add -A
