@@ -52,11 +52,11 @@ impl Rng {
 /// GPU-utilization class of a VM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
-    /// lightsmark: 2 ms of GPU work per frame, 28 ms of CPU (about 7 % alone).
+    /// lightsmark: 3 ms of GPU work per frame, 300 ms of CPU (1 % alone).
     Low,
-    /// firefox-asteroids: 5 ms GPU, 15 ms CPU (25 % alone).
+    /// firefox-asteroids: 6 ms GPU, 60 ms CPU (9 % alone).
     Medium,
-    /// urbanterror / nexuiz: 12 ms GPU, 4 ms CPU (75 % alone).
+    /// urbanterror / nexuiz: 12 ms GPU, 2 ms CPU (86 % alone).
     High,
 }
 
