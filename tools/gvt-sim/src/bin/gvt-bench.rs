@@ -178,6 +178,7 @@ fn main() {
         (Policy::Tbs, false, "tbs"),
         (Policy::Vmcg, false, "vmcg"),
         (Policy::Sfq, false, "sfq"),
+        (Policy::Eevdf, false, "eevdf"),
         (Policy::Sfq, true, "sfq+thr"),
         (Policy::Tbs, true, "tbs+thr"),
     ];
