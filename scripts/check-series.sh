@@ -160,9 +160,11 @@ cp "$tmp/files" "$src/.gvt-rs-series"
 log "series: $n file(s) of the build tree updated"
 
 # 4. checkpatch: no errors, and the listed warnings and checks only.
+# checkpatch.pl caches in its working directory: run it in the scratch one.
+mkdir "$tmp/cpwd"
 for p in "${series[@]}"; do
-	"$src/scripts/checkpatch.pl" --strict --show-types --terse --no-summary --showfile \
-		--root="$src" "$tmp/patches/$p" >"$tmp/cp.$p" 2>&1 || true
+	(cd "$tmp/cpwd" && "$src/scripts/checkpatch.pl" --strict --show-types --terse --no-summary \
+		--showfile --root="$src" "$tmp/patches/$p") >"$tmp/cp.$p" 2>&1 || true
 	if grep -q ': ERROR:' "$tmp/cp.$p"; then
 		grep ': ERROR:' "$tmp/cp.$p" >&2
 		result 1 "checkpatch: no error in $p"
