@@ -13,7 +13,12 @@
 use kernel::{
     prelude::*,
     sync::Arc,
-    sysfs::{Attribute, Buffer, Dir, Parent},
+    sysfs::{
+        Attribute,
+        Buffer,
+        Dir,
+        Parent, //
+    },
 };
 
 mod core_kunit;
@@ -34,6 +39,10 @@ module! {
     authors: ["gvt-rs developers"],
     description: "Fair vGPU scheduling and shared graphics memory for mediated GPUs",
     license: "GPL",
+    // The GVT-g policy interface (`CONFIG_GVT_RS_I915`). `module!` takes no
+    // `cfg`; without the i915 provider no symbol of the namespace is used,
+    // and an import that nothing uses has no effect.
+    imports_ns: ["INTEL_GVT_POLICY"],
     params: {
         sim_class_gpu: bool {
             default: true,
@@ -52,26 +61,41 @@ fn show_version(_: &Global, buf: &mut Buffer<'_>) -> Result {
 static VERSION_ATTR: Attribute<Global> = Attribute::read_only(c"version", show_version);
 static GLOBAL_ATTRS: [&Attribute<Global>; 1] = [&VERSION_ATTR];
 
-/// Fields drop in declaration order: the GVT-g policy goes first (no GPU
-/// can use it any more: each holds a reference on this module), then the
-/// simulated GPU, then the top directory.
+/// The module: its providers and the top directory.
+///
+/// The providers are independent of each other, and each holds a reference
+/// on the top directory, which therefore goes when the last of them does,
+/// whatever the order in which the fields drop. No GPU uses the GVT-g
+/// policy at unload: each holds a reference on this module.
 struct GvtRs {
     #[cfg(CONFIG_GVT_RS_I915)]
-    _i915: core::pin::Pin<KBox<i915::Registration>>,
+    _i915: Pin<KBox<i915::Registration>>,
     #[cfg(CONFIG_GVT_RS_SIM)]
     _sim: SimProvider,
     _sysfs: Arc<Dir<Global>>,
 }
 
 /// The simulated GPUs: PCI functions bound to the `gvtsim` driver and,
-/// unless `sim_class_gpu=0`, the class device `gvtsim0`. Fields drop in
-/// declaration order, the PCI driver first (unbinding its GPUs); every GPU
-/// holds a reference to the mdev driver's registration.
+/// unless `sim_class_gpu=0`, the class device `gvtsim0`.
+///
+/// Every GPU holds a reference to the mdev driver's registration, and the
+/// PCI driver one to the top directory. The class GPU's directory is a
+/// child of the top directory, which `_top` keeps until [`Drop`] removed
+/// the class GPU.
 #[cfg(CONFIG_GVT_RS_SIM)]
 struct SimProvider {
     #[cfg(CONFIG_PCI)]
     _pci: sim::pci::Registration,
-    _class_gpu: Option<sim::Instance>,
+    class_gpu: Option<sim::Instance>,
+    _top: Arc<Dir<Global>>,
+}
+
+#[cfg(CONFIG_GVT_RS_SIM)]
+impl Drop for SimProvider {
+    fn drop(&mut self) {
+        // Before `_top` (which drops after this body, with the fields).
+        drop(self.class_gpu.take());
+    }
 }
 
 #[cfg(CONFIG_GVT_RS_SIM)]
@@ -91,7 +115,8 @@ impl SimProvider {
         Ok(Self {
             #[cfg(CONFIG_PCI)]
             _pci: pci,
-            _class_gpu: class_gpu,
+            class_gpu,
+            _top: top.clone(),
         })
     }
 }
@@ -104,12 +129,11 @@ impl kernel::Module for GvtRs {
         )?;
         #[cfg(CONFIG_GVT_RS_SIM)]
         let sim = SimProvider::new(&sysfs, module)?;
-        #[cfg(not(CONFIG_GVT_RS_SIM))]
+        #[cfg(not(any(CONFIG_GVT_RS_SIM, CONFIG_GVT_RS_I915)))]
         let _ = module;
         // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
         #[cfg(CONFIG_GVT_RS_I915)]
-        let i915 = i915::Registration::new(sysfs.clone())?;
-        pr_info!("gvt-rs {} loaded\n", gvt_core::VERSION);
+        let i915 = KBox::pin_init(i915::Registration::new(sysfs.clone(), module), GFP_KERNEL)?;
         Ok(Self {
             #[cfg(CONFIG_GVT_RS_I915)]
             _i915: i915,
@@ -117,11 +141,5 @@ impl kernel::Module for GvtRs {
             _sim: sim,
             _sysfs: sysfs,
         })
-    }
-}
-
-impl Drop for GvtRs {
-    fn drop(&mut self) {
-        pr_info!("gvt-rs unloaded\n");
     }
 }

@@ -27,28 +27,56 @@
 //! * Ops run under `sched_lock` (process context). The policy's timer only
 //!   calls `intel_gvt_request_schedule()`.
 
-pub mod ffi;
+//!
+//! The raw side, GVT-g's ops table and the handles of its objects, is
+//! [`adapter`]; everything here is safe code.
+
+mod adapter;
+
+pub(crate) use adapter::Registration;
 
 use crate::engine::{
-    sysfs::{self as esysfs, GpuDir, VgpuDir},
-    Engine, GpuConfig, GvtgAnswer, Provider, VgpuId, MAX_SLOTS, MAX_VGPUS,
+    sysfs::{
+        self as esysfs,
+        GpuDir,
+        VgpuDir, //
+    },
+    Engine,
+    GpuConfig,
+    GvtgAnswer,
+    Provider,
+    VgpuId,
+    MAX_SLOTS,
+    MAX_VGPUS, //
 };
-use crate::gvt_core::{sched::MAX_ENGINES, slots::Move};
-use crate::timer::{Timer, TimerTarget};
-use core::{
-    pin::Pin,
-    ptr,
-    sync::atomic::{AtomicPtr, Ordering},
+use crate::gvt_core::{
+    sched::MAX_ENGINES,
+    slots::Move, //
 };
-use ffi::{IntelGvt, IntelVgpu, SHARED_GM_ALIGN};
+use crate::timer::{
+    Timer,
+    TimerTarget, //
+};
+use adapter::{
+    GmReservation,
+    Gvt,
+    InitOp,
+    SchedLocked,
+    Vgpu, //
+};
 use kernel::{
-    device::Device,
-    ffi::{c_int, c_uint, c_void},
+    dev_err,
     new_mutex,
     prelude::*,
-    sync::{Arc, ArcBorrow, Mutex},
-    sysfs::Dir,
-    types::ForeignOwnable,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+    sysfs::{
+        Dir,
+        Parent, //
+    },
+    warn_on, //
 };
 
 /// i915 engine ids (`I915_NUM_ENGINES` is below this).
@@ -58,55 +86,9 @@ const QUEUE_TIMES: usize = 32;
 /// Bounds of the policy's timer, ns.
 const TIMER_MIN_NS: u64 = 50_000;
 const TIMER_MAX_NS: u64 = 100_000_000;
-/// `-ECANCELED` as GVT-g reports a discarded workload.
-const ECANCELED: c_int = -125;
-
-/// The registration with GVT-g, alive while the module is loaded.
-///
-/// # Invariants
-///
-/// While a `Registration` exists, [`REGISTRATION`] points to it and the
-/// `gvt-rs` ops are registered with GVT-g.
-pub(crate) struct Registration {
-    top: Arc<Dir<crate::Global>>,
-}
-
-/// The live [`Registration`], for the ops (which get no context pointer).
-static REGISTRATION: AtomicPtr<Registration> = AtomicPtr::new(ptr::null_mut());
-
-impl Registration {
-    /// Registers the `gvt-rs` policy with GVT-g; GPUs that activate it get
-    /// their directory under `top`.
-    pub(crate) fn new(top: Arc<Dir<crate::Global>>) -> Result<Pin<KBox<Self>>> {
-        let reg = KBox::pin(Self { top }, GFP_KERNEL)?;
-        let p = ptr::from_ref::<Registration>(&reg).cast_mut();
-        if REGISTRATION
-            .compare_exchange(ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Err(EBUSY);
-        }
-        // SAFETY: Plain call; the ops may run from now on and find
-        // `REGISTRATION` set.
-        let ret = unsafe { ffi::gvt_rs_i915_register() };
-        if ret != 0 {
-            REGISTRATION.store(ptr::null_mut(), Ordering::Release);
-            return Err(Error::from_errno(ret));
-        }
-        // INVARIANT: Registered, and `REGISTRATION` points to the pinned box.
-        Ok(reg)
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        // SAFETY: Registered by `new` (type invariant). A GPU that uses the
-        // policy holds a reference on this module, so none does now and no
-        // op runs after this returns.
-        unsafe { ffi::gvt_rs_i915_unregister() };
-        REGISTRATION.store(ptr::null_mut(), Ordering::Release);
-    }
-}
+/// The size of one shared high-GM chunk (`INTEL_GVT_SHARED_GM_ALIGN`):
+/// GVT-g tracks GGTT residency per 64 MB, the engine's slot size.
+const SHARED_GM_ALIGN: u64 = kernel::bindings::INTEL_GVT_SHARED_GM_ALIGN as u64;
 
 /// Queue times of one vGPU's workloads, per engine (FIFO rings).
 struct QueueTimes {
@@ -156,42 +138,69 @@ impl QueueTimes {
     }
 }
 
-/// What the provider keeps of one vGPU.
+/// What the provider keeps of one vGPU, from `alloc_high` to `free_high`.
 struct Entry {
-    vgpu: *mut IntelVgpu,
+    /// GVT-g's vGPU; `None` once GVT-g freed it while the engine still
+    /// holds its id (see [`I915Gpu::free_high`]).
+    vgpu: Option<Vgpu>,
     times: KBox<QueueTimes>,
     dir: Option<Dir<VgpuDir>>,
 }
 
-/// One GPU that uses the `gvt-rs` policy: from the `init` op to `clean`.
-#[pin_data]
-struct I915Gpu {
-    /// Asks GVT-g for a decision at the engine's next deadline. Holds the
-    /// GPU until `clean` shuts it down.
-    timer: Arc<Timer<I915Gpu>>,
-    gvt: *mut IntelGvt,
+/// The policy timer's target: asks GVT-g for a decision.
+struct ScheduleRequest(Gvt);
+
+/// The timer (process context).
+impl TimerTarget for ScheduleRequest {
+    fn timer_expired(&self, _index: usize) {
+        self.0.request_schedule();
+    }
+}
+
+/// One GPU that uses the `gvt-rs` policy: made by the `init` op, dropped by
+/// `clean` (the adapter owns it in between).
+///
+/// Its drop stops the timer first ([`PinnedDrop`]), so that no handler asks
+/// GVT-g for a decision once `clean` returned; the other fields hold no
+/// reference to each other and may drop in any order within `clean`: the
+/// slot pool's reservation is released by its own drop.
+///
+/// # Invariants
+///
+/// Every `Some` vGPU in `vgpus` is one between its `alloc_high` and
+/// `free_high` ops: [`I915Gpu::alloc_high`] stores it and
+/// [`I915Gpu::free_high`] removes it.
+#[pin_data(PinnedDrop)]
+pub(super) struct I915Gpu {
+    gvt: Gvt,
     engine: Arc<Engine>,
     /// Engine index + 1 of each i915 engine id (0: not used by GVT-g).
     engine_index: [u8; I915_ENGINE_IDS],
-    /// Start of the reserved slot pool in the GGTT, bytes.
-    pool_start: u64,
+    /// The slot pool in the GGTT.
+    pool: GmReservation,
     /// vGPUs by engine id. Innermost lock: taken under the engine's.
     #[pin]
     vgpus: Mutex<[Option<Entry>; MAX_VGPUS]>,
+    /// Asks GVT-g for a decision at the engine's next deadline.
+    timer: Arc<Timer<ScheduleRequest>>,
     _dir: Dir<GpuDir>,
 }
 
-// SAFETY: The raw pointers are GVT-g handles, valid from any thread between
-// the ops that create and destroy them; the rest is `Send`.
-unsafe impl Send for I915Gpu {}
-// SAFETY: Shared access goes through the mutex, atomics in the engine, or
-// GVT-g functions that may be called concurrently.
-unsafe impl Sync for I915Gpu {}
+#[pinned_drop]
+impl PinnedDrop for I915Gpu {
+    fn drop(self: Pin<&mut Self>) {
+        // Nothing armed, queued or running after this: the timer releases
+        // its `ScheduleRequest` (and so its GVT-g handle).
+        self.timer.shutdown();
+    }
+}
 
 impl I915Gpu {
-    fn new(gvt: *mut IntelGvt, reg: &Registration) -> Result<Arc<Self>> {
-        // SAFETY: `gvt` is the GPU of the running `init` op.
-        let mask = unsafe { ffi::intel_gvt_engine_mask(gvt) };
+    /// The state of GPU `gvt`, activating the policy: an engine for its
+    /// engines, the slot pool reserved in its high GM, its directory under
+    /// `top`.
+    fn new(gvt: Gvt, top: &Arc<Dir<crate::Global>>, op: &InitOp<'_>) -> Result<Pin<KBox<Self>>> {
+        let mask = gvt.engine_mask();
         let mut engine_index = [0u8; I915_ENGINE_IDS];
         let mut engines = 0usize;
         for id in 0..I915_ENGINE_IDS {
@@ -206,19 +215,15 @@ impl I915Gpu {
                 *i = u8::try_from(engines).map_err(|_| EINVAL)?;
             }
         }
-        let (mut low, mut high) = (0u64, 0u64);
-        // SAFETY: `gvt` is valid; the out-pointers are local.
-        unsafe { ffi::intel_gvt_gm_avail(gvt, &mut low, &mut high) };
+        let (_low, high) = gvt.gm_avail();
         let slots = (high / SHARED_GM_ALIGN).min(MAX_SLOTS as u64);
         let slots = u16::try_from(slots).map_err(|_| EINVAL)?;
         if slots == 0 {
             return Err(ENOSPC);
         }
-        // SAFETY: `gvt` is valid; the name lives as long as its device.
-        let name = unsafe { CStr::from_char_ptr(ffi::gvt_rs_i915_gpu_name(gvt)) };
         let engine = Arc::pin_init(
             Engine::new(
-                name,
+                gvt.device().name(),
                 GpuConfig {
                     engines,
                     // GVT-g accounts the aperture itself; it stays private.
@@ -230,54 +235,33 @@ impl I915Gpu {
             )?,
             GFP_KERNEL,
         )?;
-        let dir = esysfs::gpu_dir(reg.top.as_parent(), engine.clone())?;
+        let dir = esysfs::gpu_dir(top.as_parent(), engine.clone())?;
         let timer = Timer::new(0)?;
         let size = u64::from(slots)
             .checked_mul(SHARED_GM_ALIGN)
             .ok_or(EINVAL)?;
-        let mut pool_start = 0u64;
-        // SAFETY: Called from the `init` op, as the interface requires.
-        let ret = unsafe { ffi::intel_gvt_gm_reserve(gvt, size, &mut pool_start) };
-        if ret != 0 {
-            return Err(Error::from_errno(ret));
-        }
-        let gpu = Arc::pin_init(
+        let pool = gvt.gm_reserve(op, size)?;
+        let request = Arc::new(ScheduleRequest(gvt.clone()), GFP_KERNEL)?;
+        let gpu = KBox::pin_init(
             try_pin_init!(Self {
-                timer,
                 gvt,
                 engine,
                 engine_index,
-                pool_start,
+                pool,
                 vgpus <- new_mutex!([const { None }; MAX_VGPUS], "gvt_rs_i915_vgpus"),
+                timer,
                 _dir: dir,
             }),
             GFP_KERNEL,
-        );
-        let gpu = match gpu {
-            Ok(g) => g,
-            Err(e) => {
-                // SAFETY: Reserved just above, still in the `init` op.
-                unsafe { ffi::intel_gvt_gm_release(gvt, pool_start) };
-                return Err(e);
-            }
-        };
-        if let Err(e) = gpu.timer.bind(gpu.clone()) {
-            // SAFETY: Reserved just above, still in the `init` op.
-            unsafe { ffi::intel_gvt_gm_release(gvt, pool_start) };
-            return Err(e);
-        }
+        )?;
+        gpu.timer.bind(request)?;
         Ok(gpu)
     }
 
     /// Dense engine index of i915 engine `id`.
-    fn engine(&self, id: c_uint) -> Option<usize> {
+    fn engine(&self, id: u32) -> Option<usize> {
         let i = *self.engine_index.get(usize::try_from(id).ok()?)?;
         usize::from(i).checked_sub(1)
-    }
-
-    fn request_schedule(&self) {
-        // SAFETY: `gvt` is valid while the GPU uses the policy.
-        unsafe { ffi::intel_gvt_request_schedule(self.gvt) };
     }
 
     /// Arms the timer for the engine's next deadline.
@@ -290,22 +274,240 @@ impl I915Gpu {
         self.timer.start(delay);
     }
 
-    fn vgpu_ptr(&self, id: VgpuId) -> *mut IntelVgpu {
-        let t = self.vgpus.lock();
-        t.get(usize::from(id))
-            .and_then(Option::as_ref)
-            .map_or(ptr::null_mut(), |e| e.vgpu)
+    /// Runs `f` on the entry of vGPU `id`.
+    ///
+    /// The ops that call this run between the vGPU's `alloc_high` and
+    /// `free_high` (GVT-g's order), when its entry exists; a missing one is
+    /// a bug, and warns.
+    fn with_entry<R>(&self, id: VgpuId, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        let mut t = self.vgpus.lock();
+        let entry = t.get_mut(usize::from(id)).and_then(Option::as_mut);
+        if warn_on!(entry.is_none()) {
+            return None;
+        }
+        entry.map(f)
     }
 
-    fn id_of(&self, vgpu: *mut IntelVgpu) -> Option<VgpuId> {
+    /// Runs `f` on GVT-g's vGPU `id`, if it still has one.
+    fn with_vgpu<R>(&self, id: VgpuId, f: impl FnOnce(&Vgpu) -> R) -> Option<R> {
+        let t = self.vgpus.lock();
+        t.get(usize::from(id))?.as_ref()?.vgpu.as_ref().map(f)
+    }
+
+    /// The engine id of GVT-g's vGPU `vgpu`.
+    fn id_of(&self, vgpu: &Vgpu) -> Option<VgpuId> {
         let t = self.vgpus.lock();
         let i = t
             .iter()
-            .position(|e| e.as_ref().is_some_and(|e| e.vgpu == vgpu))?;
+            .position(|e| e.as_ref().and_then(|e| e.vgpu.as_ref()) == Some(vgpu))?;
         VgpuId::try_from(i).ok()
+    }
+
+    // ---- the ops, called by the adapter --------------------------------
+
+    /// `alloc_high`: places `vgpu`'s `size` bytes of high GM; returns their
+    /// start in the GGTT.
+    fn alloc_high(&self, vgpu: Vgpu, size: u64) -> Result<u64> {
+        let high_mb = u32::try_from(size >> 20).map_err(|_| EINVAL)?;
+        // Set from its type before placement.
+        let weight = vgpu.weight();
+        let times = KBox::new(QueueTimes::EMPTY, GFP_KERNEL)?;
+        let id = self.engine.place_vgpu(self, high_mb, 0, weight)?;
+        let at = self
+            .engine
+            .vgpu_slots(id)
+            .and_then(|(pl, _)| u64::from(pl.start).checked_mul(SHARED_GM_ALIGN))
+            .and_then(|off| self.pool.start().checked_add(off));
+        let mut t = self.vgpus.lock();
+        let stored = at.zip(t.get_mut(usize::from(id))).map(|(at, slot)| {
+            // INVARIANT: `vgpu` stays alive until its `free_high`, which
+            // takes it out.
+            *slot = Some(Entry {
+                vgpu: Some(vgpu),
+                times,
+                dir: None,
+            });
+            at
+        });
+        drop(t);
+        // A placed vGPU has slots inside the pool and an id below
+        // `MAX_VGPUS`.
+        if warn_on!(stored.is_none()) {
+            // Placed, not attached: it can be unplaced.
+            warn_on!(self.engine.unplace_vgpu(self, id).is_err());
+        }
+        stored.ok_or(EINVAL)
+    }
+
+    /// `free_high`: GVT-g frees `vgpu`; its high GM and id go.
+    fn free_high(&self, vgpu: &Vgpu) {
+        let Some(id) = self.id_of(vgpu) else {
+            return;
+        };
+        match self.engine.unplace_vgpu(self, id) {
+            Ok(()) => {
+                // INVARIANT: The vGPU leaves the table with its entry.
+                let gone = self
+                    .vgpus
+                    .lock()
+                    .get_mut(usize::from(id))
+                    .and_then(Option::take);
+                // Found by `id_of` above, and only this op removes entries.
+                warn_on!(gone.is_none());
+                drop(gone);
+            }
+            Err(e) => {
+                // Still in the scheduler (it had work in flight at
+                // `clean_vgpu`): its id and slots stay taken until the
+                // policy is switched off, but the vGPU itself is gone.
+                // INVARIANT: Forget it; the entry stays for the id.
+                self.with_entry(id, |entry| entry.vgpu = None);
+                dev_err!(self.gvt.device(), "vGPU {} keeps its slots: {:?}\n", id, e);
+            }
+        }
+    }
+
+    /// `high_avail`: how many vGPUs with `size` bytes of high GM still fit.
+    fn high_avail(&self, size: u64) -> u32 {
+        u32::try_from(size >> 20).map_or(0, |mb| self.engine.available_mb(mb, 0))
+    }
+
+    /// `init_vgpu`: the placed `vgpu` enters the scheduler, stopped, and
+    /// gets its directory under its mdev device.
+    fn init_vgpu(&self, vgpu: &Vgpu) -> Result<VgpuId> {
+        // Placed by `alloc_high`, which GVT-g calls first for every vGPU.
+        let id = self.id_of(vgpu).ok_or(EINVAL)?;
+        self.engine.attach_vgpu(id)?;
+        let dir = match vgpu.device() {
+            None => None,
+            Some(dev) => match esysfs::vgpu_dir(Parent::device(dev), self.engine.clone(), id) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    // Just attached, stopped, with nothing queued.
+                    warn_on!(self.engine.detach_vgpu(id).is_err());
+                    return Err(e);
+                }
+            },
+        };
+        self.with_entry(id, |e| e.dir = dir);
+        Ok(id)
+    }
+
+    /// `clean_vgpu`: vGPU `id` leaves the scheduler and its directory goes.
+    fn clean_vgpu(&self, id: VgpuId) {
+        // GVT-g stops a vGPU before destroying it; be sure (idempotent, and
+        // the vGPU is attached, so it cannot fail).
+        warn_on!(self.engine.stop(id).is_err());
+        if let Err(e) = self.engine.detach_vgpu(id) {
+            dev_err!(
+                self.gvt.device(),
+                "vGPU {} still busy at destruction: {:?}\n",
+                id,
+                e
+            );
+        }
+        let dir = self.with_entry(id, |e| e.dir.take());
+        drop(dir);
+    }
+
+    /// `start_schedule`.
+    fn start_schedule(&self, id: VgpuId) {
+        // Idempotent, and the vGPU is attached: it cannot fail.
+        warn_on!(self.engine.start(id).is_err());
+    }
+
+    /// `stop_schedule`.
+    fn stop_schedule(&self, id: VgpuId) {
+        // GVT-g keeps the queues of engines a reset does not touch, and
+        // reports each workload it discards as cancelled: keep the counts
+        // (and queue times), so that what still runs is charged. Idempotent,
+        // and the vGPU is attached: it cannot fail.
+        warn_on!(self.engine.stop_keeping_queued(id).is_err());
+        self.gvt.request_schedule();
+    }
+
+    /// `pick_next`: GVT-g's answer, and the timer armed for the next
+    /// deadline.
+    fn pick_next(&self, timer: bool, locked: &SchedLocked<'_>) -> GvtgAnswer {
+        let answer = self
+            .engine
+            .gvtg_pick_next(&Picking { gpu: self, locked }, timer);
+        self.arm_timer();
+        answer
+    }
+
+    /// `switched`: the engines drained and the switch happened.
+    fn switched(&self, to_idle: bool) {
+        if self.engine.gvtg_switched(to_idle) {
+            self.gvt.request_schedule();
+        }
+    }
+
+    /// `queued`: vGPU `id` queued a workload on i915 engine `engine`.
+    fn queued(&self, id: VgpuId, engine: u32) {
+        let Some(e) = self.engine(engine) else {
+            return;
+        };
+        // Refused when out of step with the engine's counts: then it is not
+        // counted, and its dispatch and completion are refused as well.
+        if self.engine.queued(id, e, 0).is_err() {
+            return;
+        }
+        let now = self.engine.now_ns();
+        self.with_entry(id, |ent| ent.times.push(e, now));
+        if self.engine.need_resched() {
+            self.gvt.request_schedule();
+        }
+    }
+
+    /// `may_dispatch`: whether `engine` may take vGPU `id`'s next workload.
+    fn may_dispatch(&self, id: VgpuId, engine: u32) -> bool {
+        let Some(e) = self.engine(engine) else {
+            return true;
+        };
+        let ok = self.engine.may_dispatch(id, e);
+        if !ok {
+            self.gvt.request_schedule();
+        }
+        ok
+    }
+
+    /// `dispatched`: `engine` took vGPU `id`'s oldest workload.
+    fn dispatched(&self, id: VgpuId, engine: u32) {
+        let Some(e) = self.engine(engine) else {
+            return;
+        };
+        let now = self.engine.now_ns();
+        let at = self
+            .with_entry(id, |ent| ent.times.pop(e, now))
+            .unwrap_or(now);
+        // GVT-g's op cannot fail: a dispatch the engine's counts do not
+        // expect (its `queued` was refused) is refused and changes nothing.
+        let _ = self.engine.dispatched(id, e, at);
+    }
+
+    /// `completed`: a workload of vGPU `id` left `engine`, or was discarded
+    /// (`status` `-ECANCELED`).
+    fn completed(&self, id: VgpuId, engine: u32, gpu_ns: u64, status: i32) {
+        let Some(e) = self.engine(engine) else {
+            return;
+        };
+        if status == ECANCELED.to_errno() {
+            // Discarded before dispatch: it leaves the queue, not the GPU.
+            if self.engine.cancelled(id, e).is_ok() {
+                let now = self.engine.now_ns();
+                // Its queue time goes with it.
+                self.with_entry(id, |ent| ent.times.pop(e, now));
+            }
+            return;
+        }
+        // GVT-g's op cannot fail: a completion the engine's counts do not
+        // expect is refused and changes nothing.
+        let _ = self.engine.completed(id, e, gpu_ns);
     }
 }
 
+/// The provider for placement (`alloc_high`, `free_high`).
 impl Provider for I915Gpu {
     // GVT-g loads a vGPU's shared high GM into the GGTT itself, per 64 MB
     // chunk it does not own yet, before `switched` (its GGTT residency).
@@ -317,375 +519,33 @@ impl Provider for I915Gpu {
     // Never called: the engine runs without relocation for this provider.
     fn relocate(&self, _m: &Move) {}
 
-    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
-        let p = self.vgpu_ptr(vgpu);
-        if p.is_null() {
-            return None;
-        }
-        // SAFETY: Called by the engine from the `pick_next` op (under
-        // `sched_lock`), and `p` is a vGPU between `alloc_high` and
-        // `free_high`.
-        Some(unsafe { ffi::intel_vgpu_vcpu_time_ns(p) })
-    }
-}
-
-/// The timer (process context): ask GVT-g for a decision.
-impl TimerTarget for I915Gpu {
-    fn timer_expired(&self, _index: usize) {
-        self.request_schedule();
-    }
-}
-
-/// The GPU of a GVT-g instance that uses the policy.
-///
-/// # Safety
-///
-/// `gvt` must be a GPU between the policy's `init` and `clean` ops, and the
-/// returned reference must not outlive the running op.
-unsafe fn gpu<'a>(gvt: *mut IntelGvt) -> Option<ArcBorrow<'a, I915Gpu>> {
-    // SAFETY: `gvt` is valid (the caller's guarantee).
-    let p = unsafe { *ffi::intel_gvt_policy_priv(gvt) };
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: Set by `init` with `into_foreign` and reclaimed only by
-    // `clean`, which does not run concurrently with another op.
-    Some(unsafe { <Arc<I915Gpu> as ForeignOwnable>::borrow(p) })
-}
-
-/// The GPU and engine id of a vGPU (`None` for the idle vGPU).
-///
-/// # Safety
-///
-/// `vgpu` must be a vGPU of a GPU that uses the policy, in an op between
-/// its `init_vgpu` and `clean_vgpu`.
-unsafe fn vgpu<'a>(vgpu: *mut IntelVgpu) -> Option<(ArcBorrow<'a, I915Gpu>, VgpuId)> {
-    // SAFETY: `vgpu` is valid (the caller's guarantee).
-    let tag = unsafe { *ffi::intel_vgpu_policy_priv(vgpu) } as usize;
-    let id = VgpuId::try_from(tag.checked_sub(1)?).ok()?;
-    // SAFETY: As above; its GPU uses the policy.
-    let g = unsafe { gpu(ffi::intel_vgpu_gvt(vgpu)) }?;
-    Some((g, id))
-}
-
-/// The GPU, engine id and dense engine index of a vGPU's workload event.
-///
-/// # Safety
-///
-/// As for [`vgpu`].
-unsafe fn vgpu_engine<'a>(
-    v: *mut IntelVgpu,
-    engine: c_uint,
-) -> Option<(ArcBorrow<'a, I915Gpu>, VgpuId, usize)> {
-    // SAFETY: The caller's guarantee.
-    let (g, id) = unsafe { vgpu(v) }?;
-    let e = g.engine(engine)?;
-    Some((g, id, e))
-}
-
-fn errno(e: Error) -> c_int {
-    e.to_errno()
-}
-
-// ---- the ops (gvt_rs_i915.h); kvmgt.ko calls them under its locks ----------
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_init(gvt: *mut IntelGvt) -> c_int {
-    let r = REGISTRATION.load(Ordering::Acquire);
-    if r.is_null() {
-        return errno(ENODEV);
-    }
-    // SAFETY: The registration outlives every op (it unregisters on drop).
-    let reg = unsafe { &*r };
-    match I915Gpu::new(gvt, reg) {
-        Ok(g) => {
-            // SAFETY: `gvt` is the GPU of this `init` op.
-            unsafe { *ffi::intel_gvt_policy_priv(gvt) = g.into_foreign() };
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_clean(gvt: *mut IntelGvt) {
-    // SAFETY: `gvt` is the GPU of this `clean` op.
-    let slot = unsafe { ffi::intel_gvt_policy_priv(gvt) };
-    // SAFETY: `slot` is valid; `init` stored an owned `Arc<I915Gpu>`.
-    let p = unsafe { core::mem::take(&mut *slot) };
-    // SAFETY: `p` came from `into_foreign` in `init` and is reclaimed once.
-    let Some(g) = (unsafe { <Arc<I915Gpu> as ForeignOwnable>::try_from_foreign(p) }) else {
-        return;
-    };
-    g.timer.shutdown();
-    let start = g.pool_start;
-    drop(g);
-    // SAFETY: Reserved by `init`; released in `clean` as required.
-    unsafe { ffi::intel_gvt_gm_release(gvt, start) };
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_alloc_high(v: *mut IntelVgpu, size: u64, start: *mut u64) -> c_int {
-    // SAFETY: `v` is a vGPU being created on a GPU that uses the policy.
-    let Some(g) = (unsafe { gpu(ffi::intel_vgpu_gvt(v)) }) else {
-        return errno(ENODEV);
-    };
-    let Ok(high_mb) = u32::try_from(size >> 20) else {
-        return errno(EINVAL);
-    };
-    // SAFETY: `v` is valid; its type's weight is set before placement.
-    let weight = unsafe { ffi::intel_vgpu_weight(v) };
-    let times = match KBox::new(QueueTimes::EMPTY, GFP_KERNEL) {
-        Ok(t) => t,
-        Err(e) => return errno(e.into()),
-    };
-    let id = match g.engine.place_vgpu(&*g, high_mb, 0, weight) {
-        Ok(id) => id,
-        Err(e) => return errno(e),
-    };
-    let Some(pl) = g.engine.vgpu_slots(id).map(|(p, _)| p) else {
-        let _ = g.engine.unplace_vgpu(&*g, id);
-        return errno(EINVAL);
-    };
-    let at = u64::from(pl.start)
-        .checked_mul(SHARED_GM_ALIGN)
-        .and_then(|off| g.pool_start.checked_add(off));
-    let Some(at) = at else {
-        let _ = g.engine.unplace_vgpu(&*g, id);
-        return errno(EINVAL);
-    };
-    if let Some(e) = g.vgpus.lock().get_mut(usize::from(id)) {
-        *e = Some(Entry {
-            vgpu: v,
-            times,
-            dir: None,
-        });
-    }
-    // SAFETY: `start` is GVT-g's out-pointer for this call.
-    unsafe { *start = at };
-    0
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_free_high(v: *mut IntelVgpu) {
-    // SAFETY: `v` is a vGPU of a GPU that uses the policy.
-    let Some(g) = (unsafe { gpu(ffi::intel_vgpu_gvt(v)) }) else {
-        return;
-    };
-    let Some(id) = g.id_of(v) else {
-        return;
-    };
-    if let Err(e) = g.engine.unplace_vgpu(&*g, id) {
-        // Still in the scheduler (it had work in flight at `clean_vgpu`):
-        // its id and slots stay taken until the policy is switched off, but
-        // the vGPU itself is gone, so forget the pointer.
-        pr_err!("gvt-rs: vGPU {} keeps its slots: {:?}\n", id, e);
-        if let Some(Some(ent)) = g.vgpus.lock().get_mut(usize::from(id)) {
-            ent.vgpu = ptr::null_mut();
-        }
-        return;
-    }
-    let gone = g
-        .vgpus
-        .lock()
-        .get_mut(usize::from(id))
-        .and_then(Option::take);
-    drop(gone);
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_high_avail(gvt: *mut IntelGvt, size: u64) -> c_uint {
-    // SAFETY: `gvt` is a GPU that uses the policy, in this op.
-    let Some(g) = (unsafe { gpu(gvt) }) else {
-        return 0;
-    };
-    let Ok(mb) = u32::try_from(size >> 20) else {
-        return 0;
-    };
-    g.engine.available_mb(mb, 0)
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_init_vgpu(v: *mut IntelVgpu) -> c_int {
-    // SAFETY: `v` is valid in this op.
-    if unsafe { ffi::intel_vgpu_id(v) } == 0 {
-        // The idle vGPU: nothing to keep.
-        return 0;
-    }
-    // SAFETY: `v` is a vGPU of a GPU that uses the policy.
-    let Some(g) = (unsafe { gpu(ffi::intel_vgpu_gvt(v)) }) else {
-        return errno(ENODEV);
-    };
-    // Placed by `alloc_high`, which GVT-g calls first for every vGPU.
-    let Some(id) = g.id_of(v) else {
-        return errno(EINVAL);
-    };
-    if let Err(e) = g.engine.attach_vgpu(id) {
-        return errno(e);
-    }
-    // SAFETY: `v` is valid; its mdev device is registered (GVT-g creates
-    // vGPUs from the mdev probe) and outlives `clean_vgpu`.
-    let dev = unsafe { ffi::intel_vgpu_device(v) }.cast::<kernel::bindings::device>();
-    let dir = if dev.is_null() {
+    // Placement never samples CPU time, and the placement ops do not hold
+    // `sched_lock`, which reading it needs: see `Picking`.
+    fn vm_cpu_ns(&self, _vgpu: VgpuId) -> Option<u64> {
         None
-    } else {
-        // SAFETY: `dev` is a live device, see above.
-        let dev: &Device = unsafe { Device::from_raw(dev) };
-        match esysfs::vgpu_dir(kernel::sysfs::Parent::device(dev), g.engine.clone(), id) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                let _ = g.engine.detach_vgpu(id);
-                return errno(e);
-            }
-        }
-    };
-    if let Some(Some(e)) = g.vgpus.lock().get_mut(usize::from(id)) {
-        e.dir = dir;
-    }
-    let tag = usize::from(id).saturating_add(1);
-    // SAFETY: `v` is valid; the tag is read back by the other vGPU ops.
-    unsafe { *ffi::intel_vgpu_policy_priv(v) = tag as *mut c_void };
-    0
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_clean_vgpu(v: *mut IntelVgpu) {
-    // SAFETY: `v` is valid in this op, between `init_vgpu` and here.
-    let Some((g, id)) = (unsafe { vgpu(v) }) else {
-        return;
-    };
-    // GVT-g stops and idles a vGPU before destroying it; be sure.
-    let _ = g.engine.stop(id);
-    if let Err(e) = g.engine.detach_vgpu(id) {
-        pr_err!("gvt-rs: vGPU {} still busy at destruction: {:?}\n", id, e);
-    }
-    let dir = g
-        .vgpus
-        .lock()
-        .get_mut(usize::from(id))
-        .and_then(Option::as_mut)
-        .and_then(|e| e.dir.take());
-    drop(dir);
-    // SAFETY: `v` is valid.
-    unsafe { *ffi::intel_vgpu_policy_priv(v) = ptr::null_mut() };
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_start_schedule(v: *mut IntelVgpu) {
-    // SAFETY: `v` is valid in this op.
-    if let Some((g, id)) = unsafe { vgpu(v) } {
-        let _ = g.engine.start(id);
     }
 }
 
-#[no_mangle]
-extern "C" fn gvt_rs_i915_stop_schedule(v: *mut IntelVgpu) {
-    // SAFETY: `v` is valid in this op.
-    if let Some((g, id)) = unsafe { vgpu(v) } {
-        // GVT-g keeps the queues of engines a reset does not touch, and
-        // reports each workload it discards as cancelled: keep the counts
-        // (and queue times), so that what still runs is charged.
-        let _ = g.engine.stop_keeping_queued(id);
-        g.request_schedule();
-    }
+/// The provider for a decision (`pick_next`, under `sched_lock`).
+struct Picking<'a> {
+    gpu: &'a I915Gpu,
+    locked: &'a SchedLocked<'a>,
 }
 
-#[no_mangle]
-extern "C" fn gvt_rs_i915_pick_next(gvt: *mut IntelGvt, _now: i64, timer: bool) -> *mut IntelVgpu {
-    // SAFETY: `gvt` uses the policy, in this op.
-    let Some(g) = (unsafe { gpu(gvt) }) else {
-        return ptr::null_mut();
-    };
-    let answer = g.engine.gvtg_pick_next(&*g, timer);
-    g.arm_timer();
-    match answer {
-        GvtgAnswer::Keep => ptr::null_mut(),
-        // SAFETY: `gvt` is valid.
-        GvtgAnswer::Idle => unsafe { ffi::intel_gvt_idle_vgpu(gvt) },
-        GvtgAnswer::Run(id) => g.vgpu_ptr(id),
+impl Provider for Picking<'_> {
+    fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16) {
+        self.gpu.load_gtt(vgpu, vgpu_start, first_slot, slots);
     }
-}
 
-#[no_mangle]
-extern "C" fn gvt_rs_i915_switched(
-    gvt: *mut IntelGvt,
-    _prev: *mut IntelVgpu,
-    next: *mut IntelVgpu,
-    _now: i64,
-) {
-    // SAFETY: `gvt` uses the policy, in this op.
-    let Some(g) = (unsafe { gpu(gvt) }) else {
-        return;
-    };
-    // SAFETY: `next` is GVT-g's new current vGPU, valid in this op.
-    let to_idle = next.is_null() || unsafe { ffi::intel_vgpu_id(next) } == 0;
-    if g.engine.gvtg_switched(to_idle) {
-        g.request_schedule();
+    fn load_low_gtt(&self, vgpu: VgpuId) {
+        self.gpu.load_low_gtt(vgpu);
     }
-}
 
-#[no_mangle]
-extern "C" fn gvt_rs_i915_queued(v: *mut IntelVgpu, engine: c_uint) {
-    // SAFETY: `v` is valid in this op.
-    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
-        return;
-    };
-    if g.engine.queued(id, e, 0).is_err() {
-        return;
+    fn relocate(&self, m: &Move) {
+        self.gpu.relocate(m);
     }
-    let now = g.engine.now_ns();
-    if let Some(Some(ent)) = g.vgpus.lock().get_mut(usize::from(id)) {
-        ent.times.push(e, now);
-    }
-    if g.engine.need_resched() {
-        g.request_schedule();
-    }
-}
 
-#[no_mangle]
-extern "C" fn gvt_rs_i915_may_dispatch(v: *mut IntelVgpu, engine: c_uint) -> bool {
-    // SAFETY: `v` is valid in this op.
-    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
-        return true;
-    };
-    let ok = g.engine.may_dispatch(id, e);
-    if !ok {
-        g.request_schedule();
+    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
+        self.gpu.with_vgpu(vgpu, |v| v.vcpu_time_ns(self.locked))
     }
-    ok
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_dispatched(v: *mut IntelVgpu, engine: c_uint) {
-    // SAFETY: `v` is valid in this op.
-    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
-        return;
-    };
-    let now = g.engine.now_ns();
-    let at = g
-        .vgpus
-        .lock()
-        .get_mut(usize::from(id))
-        .and_then(Option::as_mut)
-        .map_or(now, |ent| ent.times.pop(e, now));
-    let _ = g.engine.dispatched(id, e, at);
-}
-
-#[no_mangle]
-extern "C" fn gvt_rs_i915_completed(v: *mut IntelVgpu, engine: c_uint, gpu_ns: u64, status: c_int) {
-    // SAFETY: `v` is valid in this op.
-    let Some((g, id, e)) = (unsafe { vgpu_engine(v, engine) }) else {
-        return;
-    };
-    if status == ECANCELED {
-        // Discarded before dispatch: it leaves the queue, not the GPU.
-        if g.engine.cancelled(id, e).is_ok() {
-            let now = g.engine.now_ns();
-            if let Some(Some(ent)) = g.vgpus.lock().get_mut(usize::from(id)) {
-                let _ = ent.times.pop(e, now);
-            }
-        }
-        return;
-    }
-    let _ = g.engine.completed(id, e, gpu_ns);
 }
