@@ -10,8 +10,20 @@
 #[kernel::macros::kunit_tests(gvt_rs_core)]
 mod tests {
     use crate::gvt_core::{
-        sched::{Error as SchedError, Pick, Policy, Scheduler, Tunable},
-        slots::{AllocatorKind, PoolConfig, SlotError, SlotPool, ENTRIES_PER_SLOT},
+        sched::{
+            Error as SchedError,
+            Pick,
+            Policy,
+            Scheduler,
+            Tunable, //
+        },
+        slots::{
+            AllocatorKind,
+            PoolConfig,
+            SlotError,
+            SlotPool,
+            ENTRIES_PER_SLOT, //
+        }, //
     };
     use kernel::prelude::*;
 

@@ -176,12 +176,22 @@ impl<T: TimerTarget> WorkItem for Timer<T> {
 
 #[kernel::macros::kunit_tests(gvt_rs_timer)]
 mod tests {
-    use super::{Timer, TimerTarget};
-    use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use super::{
+        Timer,
+        TimerTarget, //
+    };
+    use core::sync::atomic::{
+        AtomicBool,
+        AtomicU32,
+        Ordering, //
+    };
     use kernel::{
         prelude::*,
         sync::Arc,
-        time::{delay::fsleep, Delta},
+        time::{
+            delay::fsleep,
+            Delta, //
+        }, //
     };
 
     /// Re-arms its timer from every expiry, as the policy work does.

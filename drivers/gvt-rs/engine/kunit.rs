@@ -9,13 +9,28 @@
 
 #[kernel::macros::kunit_tests(gvt_rs_engine)]
 mod tests {
-    use crate::engine::{Engine, GpuConfig, GvtgAnswer, Provider, VgpuId};
-    use crate::gvt_core::{
-        sched::{Policy, Tunable},
-        slots::Move,
+    use crate::engine::{
+        Engine,
+        GpuConfig,
+        GvtgAnswer,
+        Provider,
+        VgpuId, //
     };
-    use core::sync::atomic::{AtomicU32, Ordering};
-    use kernel::{prelude::*, sync::Arc};
+    use crate::gvt_core::{
+        sched::{
+            Policy,
+            Tunable, //
+        },
+        slots::Move, //
+    };
+    use core::sync::atomic::{
+        AtomicU32,
+        Ordering, //
+    };
+    use kernel::{
+        prelude::*,
+        sync::Arc, //
+    };
 
     /// Counts the actions; has no VM CPU time.
     struct Recorder {

@@ -36,16 +36,41 @@ mod trace;
 
 use crate::gvt_core::{
     sched::{
-        Fairness, GpuStats, GvtgSwitch, Pick, Policy, Scheduler, SwitchStep, Tunable, VgpuStats,
+        Fairness,
+        GpuStats,
+        GvtgSwitch,
+        Pick,
+        Policy,
+        Scheduler,
+        SwitchStep,
+        Tunable,
+        VgpuStats, //
     },
-    slots::{AllocatorKind, CopyStats, Move, Moves, Placement, PoolConfig, SlotError, SlotPool},
+    slots::{
+        AllocatorKind,
+        CopyStats,
+        Move,
+        Moves,
+        Placement,
+        PoolConfig,
+        SlotError,
+        SlotPool, //
+    }, //
 };
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{
+    AtomicBool,
+    AtomicU64,
+    Ordering, //
+};
 use kernel::{
     new_mutex,
     prelude::*,
     sync::Mutex,
-    time::{Instant, Monotonic},
+    time::{
+        Instant,
+        Monotonic, //
+    },
+    warn_on, //
 };
 
 /// Most vGPUs per GPU (GVT-g allows 8; the sharing allocators fit more).
@@ -311,7 +336,8 @@ impl Engine {
     pub fn create_vgpu<P: Provider + ?Sized>(&self, p: &P, ty: &VgpuType) -> Result<VgpuId> {
         let id = self.place_vgpu(p, ty.high_mb, ty.low_mb, ty.weight)?;
         if let Err(e) = self.attach_vgpu(id) {
-            let _ = self.unplace_vgpu(p, id);
+            // Placed just above and not attached: it can be unplaced.
+            warn_on!(self.unplace_vgpu(p, id).is_err());
             return Err(e);
         }
         Ok(id)
@@ -336,8 +362,14 @@ impl Engine {
         weight: u32,
     ) -> Result<VgpuId> {
         let now = self.now_ns();
-        let mut st = self.policy.lock();
-        let idx = st.meta.iter().position(|m| m.is_none()).ok_or(ENOSPC)?;
+        let mut guard = self.policy.lock();
+        let st = &mut *guard;
+        let (idx, slot) = st
+            .meta
+            .iter_mut()
+            .enumerate()
+            .find(|(_, m)| m.is_none())
+            .ok_or(ENOSPC)?;
         let id = VgpuId::try_from(idx).map_err(|_| ENOSPC)?;
         let mut sl = self.slots.lock();
         let charge_low = !sl.pool.allocator().shares();
@@ -353,34 +385,35 @@ impl Engine {
         if charge_low {
             st.low_used_mb = low_after;
         }
-        if let Some(slot) = st.meta.get_mut(idx) {
-            *slot = Some(Meta {
-                attached: false,
-                high_mb,
-                type_weight: weight,
-                low_mb,
-                charged_low: charge_low,
-                bw_mbps: 0,
-                last_busy_ns: 0,
-            });
-        }
+        *slot = Some(Meta {
+            attached: false,
+            high_mb,
+            type_weight: weight,
+            low_mb,
+            charged_low: charge_low,
+            bw_mbps: 0,
+            last_busy_ns: 0,
+        });
         Ok(id)
     }
 
     /// A placed vGPU enters the scheduler, stopped, with its type's weight
     /// (GVT-g: `init_vgpu`). `EINVAL` unless placed and not attached yet.
     pub fn attach_vgpu(&self, id: VgpuId) -> Result {
-        let mut st = self.policy.lock();
-        let (weight, gm) = match st.meta.get(usize::from(id)) {
-            Some(Some(m)) if !m.attached => (m.type_weight, m.low_mb.saturating_add(m.high_mb)),
+        let mut guard = self.policy.lock();
+        let st = &mut *guard;
+        let m = match st.meta.get_mut(usize::from(id)) {
+            Some(Some(m)) if !m.attached => m,
             _ => return Err(EINVAL),
         };
         st.sched
-            .create(usize::from(id), weight, gm)
+            .create(
+                usize::from(id),
+                m.type_weight,
+                m.low_mb.saturating_add(m.high_mb),
+            )
             .map_err(sched_err)?;
-        if let Some(Some(m)) = st.meta.get_mut(usize::from(id)) {
-            m.attached = true;
-        }
+        m.attached = true;
         Ok(())
     }
 
@@ -388,15 +421,14 @@ impl Engine {
     /// `clean_vgpu`); its placement stays until [`Engine::unplace_vgpu`].
     /// `EBUSY` while started or busy, `EINVAL` if not attached.
     pub fn detach_vgpu(&self, id: VgpuId) -> Result {
-        let mut st = self.policy.lock();
-        match st.meta.get(usize::from(id)) {
-            Some(Some(m)) if m.attached => {}
+        let mut guard = self.policy.lock();
+        let st = &mut *guard;
+        let m = match st.meta.get_mut(usize::from(id)) {
+            Some(Some(m)) if m.attached => m,
             _ => return Err(EINVAL),
-        }
+        };
         st.sched.destroy(usize::from(id)).map_err(sched_err)?;
-        if let Some(Some(m)) = st.meta.get_mut(usize::from(id)) {
-            m.attached = false;
-        }
+        m.attached = false;
         Ok(())
     }
 
@@ -469,7 +501,8 @@ impl Engine {
         st.sched
             .queued(usize::from(id), engine, now)
             .map_err(sched_err)?;
-        let _ = st.sched.transferred(usize::from(id), bytes);
+        // `queued` just accepted `id`.
+        warn_on!(st.sched.transferred(usize::from(id), bytes).is_err());
         Counters::bump(&self.counters.queued, 1);
         Ok(())
     }
@@ -692,7 +725,8 @@ impl Engine {
                     continue;
                 };
                 if let Some(ns) = p.vm_cpu_ns(id) {
-                    let _ = st.sched.cpu_time(idx, ns);
+                    // A started vGPU is in the scheduler.
+                    warn_on!(st.sched.cpu_time(idx, ns).is_err());
                 }
             }
         }
@@ -716,7 +750,8 @@ impl Engine {
             let ppm = delta.saturating_mul(1_000_000) / elapsed;
             let ppm = u32::try_from(ppm.min(1_000_000)).unwrap_or(1_000_000);
             if let Ok(id) = VgpuId::try_from(idx) {
-                let _ = sl.pool.sample(id, ppm, now_ms);
+                // Placed (it has `meta`), and `ppm` is at most 1_000_000.
+                warn_on!(sl.pool.sample(id, ppm, now_ms).is_err());
             }
         }
         let moves = sl.pool.tick(now_ms);
@@ -879,11 +914,15 @@ impl Engine {
 
     /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).
     pub fn set_bandwidth(&self, id: VgpuId, mbps: u32) -> Result {
-        let mut st = self.policy.lock();
+        let mut guard = self.policy.lock();
+        let st = &mut *guard;
+        let meta = st.meta.get_mut(usize::from(id)).and_then(Option::as_mut);
         st.sched
             .set_bandwidth_mbps(usize::from(id), mbps)
             .map_err(sched_err)?;
-        if let Some(Some(m)) = st.meta.get_mut(usize::from(id)) {
+        // The scheduler knows `id`: it is attached, so placed.
+        warn_on!(meta.is_none());
+        if let Some(m) = meta {
             m.bw_mbps = mbps;
         }
         Ok(())

@@ -11,16 +11,29 @@
 //! `sysfs-bus-mdev-devices-gvt_rs`. Stores parse strictly and change nothing
 //! on error.
 
-use super::{Engine, VgpuId};
+use super::{
+    Engine,
+    VgpuId, //
+};
 use crate::gvt_core::{
-    sched::{Policy, Tunable, VgpuStats},
-    slots::AllocatorKind,
+    sched::{
+        Policy,
+        Tunable,
+        VgpuStats, //
+    },
+    slots::AllocatorKind, //
 };
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
     sync::Arc,
-    sysfs::{self, Attribute, Buffer, Dir, Parent},
+    sysfs::{
+        self,
+        Attribute,
+        Buffer,
+        Dir,
+        Parent, //
+    }, //
 };
 
 /// The data behind a GPU's directory.

@@ -7,9 +7,13 @@
 
 use super::VgpuId;
 use kernel::{
-    ffi::{c_char, c_int, c_uint},
+    ffi::{
+        c_char,
+        c_int,
+        c_uint, //
+    },
     prelude::*,
-    tracepoint::declare_trace,
+    tracepoint::declare_trace, //
 };
 
 declare_trace! {
