@@ -68,7 +68,32 @@ debian_mount() {
 		mount -t tmpfs tmpfs "$D/dev/shm" &&
 		mount -t tmpfs tmpfs "$D/run" &&
 		mount -t tmpfs tmpfs "$D/tmp" &&
-		mount --bind /l2 "$D/l2"
+		mount --bind /l2 "$D/l2" &&
+		debian_dev_links
+}
+
+# What a booting system links in /dev (mdevctl reads the JSON libvirt
+# passes it from /dev/stdin). /dev is the VM's own devtmpfs, where the VM's
+# init may already have made some of them.
+debian_dev_links() {
+	for l in fd:/proc/self/fd stdin:/proc/self/fd/0 stdout:/proc/self/fd/1 \
+		stderr:/proc/self/fd/2; do
+		[ -L "$D/dev/${l%%:*}" ] || ln -s "${l#*:}" "$D/dev/${l%%:*}" || return 1
+	done
+	[ -L "$D/dev/stdin" ]
+}
+
+# qemu_cmdline NAME: the command line of the QEMU running domain NAME.
+qemu_cmdline() {
+	for p in /proc/[0-9]*; do
+		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)
+		case "$c" in *qemu-system*guest="$1"*)
+			echo "$c"
+			return 0
+			;;
+		esac
+	done
+	return 1
 }
 
 # Daemons are stopped and mounts undone whatever happens to the test.
@@ -93,6 +118,11 @@ check "the Debian root is mounted" debian_mount
 in_debian /lib/systemd/systemd-udevd --daemon
 in_debian udevadm trigger --action=add
 in_debian udevadm settle --timeout=120
+# Debian's qemu.conf but for one line: QEMU runs in the VM's mount
+# namespace. In libvirt's own per-domain /dev (namespaces = ["mount"], the
+# default) QEMU found no /dev/vfio/<group> in this chroot, a VM whose /dev
+# is the kernel's devtmpfs without udev's boot-time setup.
+echo 'namespaces = []' >>"$D/etc/libvirt/qemu.conf"
 in_debian virtlogd --daemon --pid-file=/run/virtlogd.pid
 in_debian libvirtd --daemon --pid-file=/run/libvirtd.pid
 i=0
@@ -108,19 +138,19 @@ virsh nodedev-list --cap mdev_types >/tmp/virsh_types.out 2>&1
 sed 's/^/# nodedev-list --cap mdev_types: /' /tmp/virsh_types.out
 check "nodedev-list --cap mdev_types shows the GPU $NODE" grep -qx "$NODE" /tmp/virsh_types.out
 
-# dump_types: the parent's XML; every type as sysfs shows it.
+# dump_ok: the parent's XML shows every type as sysfs does.
 dump_ok() {
 	virsh nodedev-dumpxml "$NODE" >/tmp/virsh_parent.xml 2>&1 || return 1
 	for t in 1 2 4 8; do
 		x=$(tr -d '\n ' </tmp/virsh_parent.xml | grep -o "<typeid='gvtsim-GVTg_V5_$t'>.*" |
 			sed 's|</type>.*||')
 		avail=$(cat "$TYPES/gvtsim-GVTg_V5_$t/available_instances")
-		echo "$x" | grep -q "<name>GVTg_V5_$t</name>" &&
-			echo "$x" | grep -q "<deviceAPI>vfio-pci</deviceAPI>" &&
-			echo "$x" | grep -q "<availableInstances>$avail</availableInstances>" || {
+		if ! echo "$x" | grep -q "<name>GVTg_V5_$t</name>" ||
+			! echo "$x" | grep -q "<deviceAPI>vfio-pci</deviceAPI>" ||
+			! echo "$x" | grep -q "<availableInstances>$avail</availableInstances>"; then
 			echo "# type GVTg_V5_$t: '$x' (sysfs available_instances $avail)"
 			return 1
-		}
+		fi
 	done
 }
 dump_ok
@@ -142,6 +172,7 @@ mdev_xml() {
 EOF
 }
 
+echo "# $(ls -l "$D/dev/stdin")"
 avail=$(cat "$TYPES/$T/available_instances")
 u=$(new_uuid)
 mdev_xml "$u" 8 >"$D/tmp/vgpu.xml"
@@ -157,10 +188,14 @@ sed 's/^/# /' /tmp/virsh_mdev.xml
 check "libvirt describes it: type, uuid, IOMMU group" sh -c \
 	"grep -q \"<type id='$T'/>\" /tmp/virsh_mdev.xml && grep -q '<uuid>$u</uuid>' /tmp/virsh_mdev.xml &&
 	 grep -q '<iommuGroup number=' /tmp/virsh_mdev.xml"
-check "available instances fall by one, in sysfs and in libvirt" sh -c \
-	"[ \$(cat $TYPES/$T/available_instances) = $((avail - 1)) ] &&
-	 virsh nodedev-dumpxml $NODE | tr -d '\n ' | grep -o \"<typeid='$T'>.*\" |
-	 sed 's|</type>.*||' | grep -q '<availableInstances>$((avail - 1))</availableInstances>'"
+# libvirt reads available_instances from sysfs whenever it describes the
+# parent: a manager sizing its inventory sees what gvt-rs says.
+now=$(cat "$TYPES/$T/available_instances")
+seen=$(virsh nodedev-dumpxml "$NODE" | tr -d '\n ' | grep -o "<typeid='$T'>.*" | sed 's|</type>.*||' |
+	sed -n 's|.*<availableInstances>\([0-9]*\)</availableInstances>.*|\1|p')
+echo "# available instances of $T: $avail before, $now after in sysfs, $seen in libvirt"
+check "available instances fall with the vGPU, and libvirt shows sysfs's number" sh -c \
+	"[ '$now' -lt '$avail' ] && [ '$seen' = '$now' ]"
 
 # A weight gvt-rs refuses: nodedev-create fails, nothing is left.
 ub=$(new_uuid)
@@ -168,9 +203,9 @@ mdev_xml "$ub" 0 >"$D/tmp/bad.xml"
 virsh nodedev-create /tmp/bad.xml >/tmp/virsh_bad.out 2>&1
 rc=$?
 sed 's/^/# nodedev-create with gvt_rs\/weight=0: /' /tmp/virsh_bad.out
-check "a refused weight (0) fails nodedev-create and leaves no vGPU" sh -c \
-	"[ $rc != 0 ] && [ ! -e /sys/bus/mdev/devices/$ub ] &&
-	 [ \$(cat $TYPES/$T/available_instances) = $((avail - 1)) ]"
+check "a refused weight (0) fails nodedev-create (gvt-rs's error) and leaves no vGPU" sh -c \
+	"[ $rc != 0 ] && grep -q 'attribute gvt_rs/weight' /tmp/virsh_bad.out && [ ! -e /sys/bus/mdev/devices/$ub ] &&
+	 [ \$(cat $TYPES/$T/available_instances) = $now ]"
 
 # The domain: the test kernel with the guest driver and its client, the
 # vGPU as an mdev host device. on_reboot=destroy: the guest's init ends
@@ -208,14 +243,17 @@ virsh define /tmp/gvt-l2.xml >/tmp/virsh_define.out 2>&1 && virsh start gvt-l2 >
 rc=$?
 sed 's/^/# /' /tmp/virsh_define.out
 check "a domain with the vGPU as <hostdev type='mdev'> starts" test $rc = 0
-cmdline=$(tr '\0' ' ' </proc/"$(pgrep -f 'guest=gvt-l2' | head -n 1)"/cmdline 2>/dev/null)
-echo "# QEMU: $(echo "$cmdline" | grep -o -- "-device [^ ]*vfio-pci[^ ]*")"
-check "libvirt attaches it with -device vfio-pci,sysfsdev=..." sh -c \
-	"echo '$cmdline' | grep -q 'vfio-pci,.*sysfsdev=/sys/bus/mdev/devices/$u'"
+started=$rc
+qemu_cmdline gvt-l2 | tr ' ' '\n' | grep vfio-pci >/tmp/qemu_vfio.txt
+sed 's/^/# QEMU: -device /' /tmp/qemu_vfio.txt
+# libvirt writes -device as JSON when QEMU takes it: match either syntax.
+check "libvirt runs QEMU with the vGPU as a vfio-pci device (sysfsdev)" \
+	grep -q "sysfsdev.\{1,3\}/sys/bus/mdev/devices/$u" /tmp/qemu_vfio.txt
 progress "domain started"
 
 console=$D/tmp/gvt-l2.console
 end=$(($(uptime_s) + BOOT_S))
+[ "$started" = 0 ] || end=0
 while ! grep -q "@@L2_DONE" "$console" 2>/dev/null && [ "$(uptime_s)" -lt $end ]; do
 	sleep 2
 done
@@ -224,9 +262,10 @@ grep -h "gvt_rs_guest: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$consol
 c1=$(cat "$(vgpu_attr "$u" completed)")
 echo "# gvt-rs charged the domain's vGPU $((c1 - c0)) completed workloads"
 check "the domain's guest driver binds to the vGPU" grep -q "gvt_rs_guest: vGPU .* irq" "$console"
-check "its work completes with every fence, counted by gvt-rs on that vGPU" sh -c \
+done_guest=$(sed -n 's/^gvt_gpu_client: profile=compute .* completed=\([0-9]*\) .*/\1/p' "$console" | head -n 1)
+check "its work completes with every fence, each workload counted by gvt-rs on that vGPU" sh -c \
 	"grep -q '@@L2_RUN_END rc=0' $console && grep -q 'profile=compute.*fences_bad=0' $console &&
-	 [ $((c1 - c0)) -gt 0 ]"
+	 [ $((c1 - c0)) -gt 0 ] && [ '$done_guest' = $((c1 - c0)) ]"
 i=0
 while virsh domstate gvt-l2 2>/dev/null | grep -q running && [ $i -lt 60 ]; do
 	sleep 1
