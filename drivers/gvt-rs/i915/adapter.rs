@@ -560,15 +560,18 @@ unsafe extern "C" fn high_avail(gvt: *mut bindings::intel_gvt, size: u64) -> c_u
 /// `v` is a vGPU of a GPU that uses the policy (after its `alloc_high`, or
 /// the idle vGPU), with `sched_lock` held.
 unsafe extern "C" fn init_vgpu(v: *mut bindings::intel_vgpu) -> c_int {
-    // SAFETY: A vGPU in an op of its GPU (for the idle vGPU, during the
-    // switch, after `init`); the handle lives in this frame.
-    let Some((vgpu, gpu)) = (unsafe { vgpu_gpu(v) }) else {
-        return ENODEV.to_errno();
+    // SAFETY: A vGPU in an op of its GPU; the handle lives in this frame.
+    let Some(vgpu) = (unsafe { Vgpu::from_raw(v) }) else {
+        return EINVAL.to_errno();
     };
     if vgpu.is_idle() {
         // The idle vGPU: nothing to keep.
         return 0;
     }
+    // SAFETY: An op of the GPU other than `init` and `clean`.
+    let Some(gpu) = (unsafe { vgpu.gvt().and_then(|gvt| gvt.gpu()) }) else {
+        return ENODEV.to_errno();
+    };
     match gpu.init_vgpu(&vgpu) {
         Ok(id) => {
             vgpu.set_id(Some(id));
