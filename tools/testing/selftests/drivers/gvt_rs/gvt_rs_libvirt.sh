@@ -33,7 +33,7 @@ BOOT_S=${GVT_RS_L2_BOOT_S:-900}
 
 ktap_print_header
 if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
-	ktap_skip_all "no Debian root with libvirt in this image (make check boots one for this test)"
+	ktap_skip_all "no Debian root with libvirt in this image (make check boots one for it)"
 	exit "$KSFT_SKIP"
 fi
 ktap_set_plan 21
@@ -132,7 +132,8 @@ until virsh version >/tmp/virsh_version.out 2>&1 || [ $i -ge 120 ]; do
 done
 sed 's/^/# /' /tmp/virsh_version.out
 progress "libvirtd up"
-check "libvirtd runs and virsh connects to qemu:///system" grep -q "Running hypervisor: QEMU" /tmp/virsh_version.out
+check "libvirtd runs and virsh connects to qemu:///system" \
+	grep -q "Running hypervisor: QEMU" /tmp/virsh_version.out
 
 virsh nodedev-list --cap mdev_types >/tmp/virsh_types.out 2>&1
 sed 's/^/# nodedev-list --cap mdev_types: /' /tmp/virsh_types.out
@@ -145,9 +146,10 @@ dump_ok() {
 		x=$(tr -d '\n ' </tmp/virsh_parent.xml | grep -o "<typeid='gvtsim-GVTg_V5_$t'>.*" |
 			sed 's|</type>.*||')
 		avail=$(cat "$TYPES/gvtsim-GVTg_V5_$t/available_instances")
+		n="<availableInstances>$avail</availableInstances>"
 		if ! echo "$x" | grep -q "<name>GVTg_V5_$t</name>" ||
 			! echo "$x" | grep -q "<deviceAPI>vfio-pci</deviceAPI>" ||
-			! echo "$x" | grep -q "<availableInstances>$avail</availableInstances>"; then
+			! echo "$x" | grep -q "$n"; then
 			echo "# type GVTg_V5_$t: '$x' (sysfs available_instances $avail)"
 			return 1
 		fi
@@ -156,7 +158,8 @@ dump_ok() {
 dump_ok
 rc=$?
 sed -n '/<capability type=.mdev_types.>/,/<\/capability>/p' /tmp/virsh_parent.xml | sed 's/^/# /'
-check "nodedev-dumpxml shows the four types: name, vfio-pci, available instances as in sysfs" test $rc = 0
+check "nodedev-dumpxml shows the four types: name, vfio-pci, available instances as in sysfs" \
+	test $rc = 0
 
 # mdev_xml UUID WEIGHT: a libvirt mdev node device of type $T on the GPU.
 mdev_xml() {
@@ -186,13 +189,14 @@ check "it has weight 8 (its type's is 4)" sh -c \
 virsh nodedev-dumpxml "$name" >/tmp/virsh_mdev.xml 2>&1
 sed 's/^/# /' /tmp/virsh_mdev.xml
 check "libvirt describes it: type, uuid, IOMMU group" sh -c \
-	"grep -q \"<type id='$T'/>\" /tmp/virsh_mdev.xml && grep -q '<uuid>$u</uuid>' /tmp/virsh_mdev.xml &&
+	"grep -q \"<type id='$T'/>\" /tmp/virsh_mdev.xml &&
+	 grep -q '<uuid>$u</uuid>' /tmp/virsh_mdev.xml &&
 	 grep -q '<iommuGroup number=' /tmp/virsh_mdev.xml"
 # libvirt reads available_instances from sysfs whenever it describes the
 # parent: a manager sizing its inventory sees what gvt-rs says.
 now=$(cat "$TYPES/$T/available_instances")
-seen=$(virsh nodedev-dumpxml "$NODE" | tr -d '\n ' | grep -o "<typeid='$T'>.*" | sed 's|</type>.*||' |
-	sed -n 's|.*<availableInstances>\([0-9]*\)</availableInstances>.*|\1|p')
+seen=$(virsh nodedev-dumpxml "$NODE" | tr -d '\n ' | grep -o "<typeid='$T'>.*" |
+	sed 's|</type>.*||' | sed -n 's|.*<availableInstances>\([0-9]*\)<.*|\1|p')
 echo "# available instances of $T: $avail before, $now after in sysfs, $seen in libvirt"
 check "available instances fall with the vGPU, and libvirt shows sysfs's number" sh -c \
 	"[ '$now' -lt '$avail' ] && [ '$seen' = '$now' ]"
@@ -204,9 +208,14 @@ virsh nodedev-create /tmp/bad.xml >/tmp/virsh_bad.out 2>&1
 rc=$?
 sed 's/^/# nodedev-create with gvt_rs\/weight=0: /' /tmp/virsh_bad.out
 check "a refused weight (0) fails nodedev-create (gvt-rs's error) and leaves no vGPU" sh -c \
-	"[ $rc != 0 ] && grep -q 'attribute gvt_rs/weight' /tmp/virsh_bad.out && [ ! -e /sys/bus/mdev/devices/$ub ] &&
+	"[ $rc != 0 ] && grep -q 'attribute gvt_rs/weight' /tmp/virsh_bad.out &&
+	 [ ! -e /sys/bus/mdev/devices/$ub ] &&
 	 [ \$(cat $TYPES/$T/available_instances) = $now ]"
 
+# The guest's kernel command line: as scripts/vm/l2-qemu's, and 20 s of
+# 20 ms workloads, four queued.
+L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off"
+L2_CMDLINE="$L2_CMDLINE no_debug_objects gvt_l2.run=-p,compute,-d,20000,-q,4,-t,20"
 # The domain: the test kernel with the guest driver and its client, the
 # vGPU as an mdev host device. on_reboot=destroy: the guest's init ends
 # with a reboot once its client is done.
@@ -219,7 +228,7 @@ cat >"$D/tmp/gvt-l2.xml" <<EOF
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>/l2/bzImage</kernel>
     <initrd>/l2/initramfs.cpio</initrd>
-    <cmdline>console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off no_debug_objects gvt_l2.run=-p,compute,-d,20000,-q,4,-t,20</cmdline>
+    <cmdline>$L2_CMDLINE</cmdline>
   </os>
   <features><acpi/></features>
   <on_reboot>destroy</on_reboot>
@@ -239,7 +248,8 @@ cat >"$D/tmp/gvt-l2.xml" <<EOF
 </domain>
 EOF
 c0=$(cat "$(vgpu_attr "$u" completed)")
-virsh define /tmp/gvt-l2.xml >/tmp/virsh_define.out 2>&1 && virsh start gvt-l2 >>/tmp/virsh_define.out 2>&1
+virsh define /tmp/gvt-l2.xml >/tmp/virsh_define.out 2>&1 &&
+	virsh start gvt-l2 >>/tmp/virsh_define.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/virsh_define.out
 check "a domain with the vGPU as <hostdev type='mdev'> starts" test $rc = 0
@@ -258,11 +268,14 @@ while ! grep -q "@@L2_DONE" "$console" 2>/dev/null && [ "$(uptime_s)" -lt $end ]
 	sleep 2
 done
 progress "guest done: $(grep -c @@L2_DONE "$console" 2>/dev/null)"
-grep -h "gvt_rs_guest: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null | sed 's/^/# guest: /'
+grep -h "gvt_rs_guest: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null |
+	sed 's/^/# guest: /'
 c1=$(cat "$(vgpu_attr "$u" completed)")
 echo "# gvt-rs charged the domain's vGPU $((c1 - c0)) completed workloads"
-check "the domain's guest driver binds to the vGPU" grep -q "gvt_rs_guest: vGPU .* irq" "$console"
-done_guest=$(sed -n 's/^gvt_gpu_client: profile=compute .* completed=\([0-9]*\) .*/\1/p' "$console" | head -n 1)
+check "the domain's guest driver binds to the vGPU" \
+	grep -q "gvt_rs_guest: vGPU .* irq" "$console"
+done_guest=$(sed -n 's/^gvt_gpu_client: profile=.* completed=\([0-9]*\) .*/\1/p' "$console" |
+	head -n 1)
 check "its work completes with every fence, each workload counted by gvt-rs on that vGPU" sh -c \
 	"grep -q '@@L2_RUN_END rc=0' $console && grep -q 'profile=compute.*fences_bad=0' $console &&
 	 [ $((c1 - c0)) -gt 0 ] && [ '$done_guest' = $((c1 - c0)) ]"
@@ -280,7 +293,8 @@ virsh nodedev-destroy "$name" >/tmp/virsh_destroy.out 2>&1
 rc=$?
 sed 's/^/# nodedev-destroy: /' /tmp/virsh_destroy.out
 check "nodedev-destroy removes the vGPU" sh -c \
-	"[ $rc = 0 ] && [ ! -e /sys/bus/mdev/devices/$u ] && [ \$(cat $TYPES/$T/available_instances) = $avail ]"
+	"[ $rc = 0 ] && [ ! -e /sys/bus/mdev/devices/$u ] &&
+	 [ \$(cat $TYPES/$T/available_instances) = $avail ]"
 
 # Persistent: defined through libvirt (an mdevctl definition), started,
 # stopped and undefined.
@@ -288,7 +302,8 @@ up=$(new_uuid)
 mdev_xml "$up" 6 >"$D/tmp/persist.xml"
 virsh nodedev-define /tmp/persist.xml >/tmp/virsh_pdefine.out 2>&1
 sed 's/^/# nodedev-define: /' /tmp/virsh_pdefine.out
-pname=$(sed -n "s/^Node device '\{0,1\}\(mdev_[^ ']*\)'\{0,1\} defined.*/\1/p" /tmp/virsh_pdefine.out)
+pname=$(sed -n "s/^Node device '\{0,1\}\(mdev_[^ ']*\)'\{0,1\} defined.*/\1/p" \
+	/tmp/virsh_pdefine.out)
 check "nodedev-define makes an mdevctl definition with the attribute, creates nothing" sh -c \
 	"[ -n '$pname' ] && [ ! -e /sys/bus/mdev/devices/$up ] &&
 	 chroot $D mdevctl list --defined --dumpjson | grep -q '\"gvt_rs/weight\": \"6\"'"
