@@ -34,6 +34,19 @@ set_attr() {
 	ktap_exit_fail_msg "setup: $1 <- '$2' failed: $err"
 }
 
+# uptime_s: seconds since boot (wall clock; a counted loop would stretch,
+# every process start being slow under TCG).
+uptime_s() {
+	cut -d. -f1 /proc/uptime
+}
+
+# progress MESSAGE: a line timestamped from the test's start, so that a slow
+# run shows where its time went.
+GVT_T0=$(uptime_s)
+progress() {
+	echo "# +$(($(uptime_s) - GVT_T0)) s: $*"
+}
+
 module_loaded() {
 	grep -q "^$1 " /proc/modules
 }

@@ -38,14 +38,6 @@ if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
 fi
 ktap_set_plan 21
 
-uptime_s() {
-	cut -d. -f1 /proc/uptime
-}
-t0=$(uptime_s)
-progress() {
-	echo "# +$(($(uptime_s) - t0)) s: $*"
-}
-
 # in_debian COMMAND...: a command of the Debian root.
 in_debian() {
 	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"

@@ -32,18 +32,6 @@ if [ ! -x "$QEMU" ] || [ ! -x "$L2/qemu" ]; then
 fi
 ktap_set_plan 14
 
-# uptime_s: seconds since boot (wall clock; a counted loop would stretch,
-# every process start being slow under TCG).
-uptime_s() {
-	cut -d. -f1 /proc/uptime
-}
-
-t0=$(uptime_s)
-# progress MESSAGE: a timestamped line, so that a slow run shows where.
-progress() {
-	echo "# +$(($(uptime_s) - t0)) s: $*"
-}
-
 # wait_for FILE PATTERN SECONDS [PID]: until FILE has a line matching
 # PATTERN (or process PID, the QEMU writing FILE, exited). Polls once a
 # second: the guests need the CPUs more than this loop.
