@@ -77,7 +77,7 @@ fi
 
 # Its own log for a run with the Debian root, so that it and a plain run
 # never write the same file.
-logfile=$out/vm-$mode$($debian && echo -debian).log
+logfile=$out/vm-$mode$(if $debian; then echo -debian; fi).log
 log "booting the VM ($mode, $flavour flavour, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
 start=$(date +%s)
 set +e
