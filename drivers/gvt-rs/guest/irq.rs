@@ -62,11 +62,10 @@ impl<'bound> Interrupt<'bound> {
             vectors: pdev.alloc_irq_vectors(1, 1, types)?,
             handler <- {
                 let vectors_ptr = core::ptr::from_mut(vectors);
-                // SAFETY: `vectors` is initialised and is a field of `Self`, which is pinned, so
-                // it stays at this address until `Self` is dropped. `handler`, the only user of
-                // this reference, is declared before `vectors` and so is dropped (its interrupt
-                // freed) before `vectors` is: the reference does not outlive its referent, and
-                // nothing moves or mutates `vectors` meanwhile.
+                // `vectors` is an initialised field of the pinned `Self`. `handler`, the only
+                // user of this reference, is declared before it, so it is dropped (its
+                // interrupt freed) first, and nothing moves or mutates `vectors` meanwhile.
+                // SAFETY: The reference is valid and does not outlive its referent (above).
                 let vectors: &'bound pci::IrqVectorRegistration<'bound> = unsafe { &*vectors_ptr };
                 let request = vectors.index(0)?.into();
                 let handler = Ok::<_, Error>(Handler { gpu });

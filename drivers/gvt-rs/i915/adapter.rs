@@ -83,14 +83,12 @@ impl Registration {
         try_pin_init!(Self {
             top,
             ops <- Opaque::try_ffi_init(move |slot: *mut bindings::intel_gvt_sched_policy_ops| {
-                // SAFETY: `slot` is valid for writes, and pinned: GVT-g links
-                // it into its list. The table is complete and stays
-                // registered until the matching unregister in `drop` (type
-                // invariant).
-                to_result(unsafe {
-                    slot.write(ops_table(module));
-                    bindings::intel_gvt_register_sched_policy(slot)
-                })
+                // SAFETY: `slot` is valid for writes.
+                unsafe { slot.write(ops_table(module)) };
+                // The table is complete and pinned (GVT-g links it into its
+                // list); it stays registered until the unregister in `drop`.
+                // SAFETY: As required, by the type invariant (above).
+                to_result(unsafe { bindings::intel_gvt_register_sched_policy(slot) })
             }),
         })
     }
@@ -106,14 +104,13 @@ impl Registration {
     ) -> &'a Arc<Dir<crate::Global>> {
         let ops = Opaque::cast_from(ops).cast_mut();
         // SAFETY: `ops` is the `ops` field of a `Registration` (the caller's
-        // guarantee), so the container is in the same allocation. Its `top`
-        // is initialised before the table is registered (type invariant) and
-        // never written afterwards; only that field is referenced, not the
-        // `Opaque` that GVT-g may be writing.
-        unsafe {
-            let reg = kernel::container_of!(ops, Registration, ops);
-            &*ptr::addr_of!((*reg).top)
-        }
+        // guarantee), so the container is in the same allocation.
+        let reg = unsafe { kernel::container_of!(ops, Registration, ops) };
+        // `top` is initialised before the table is registered and never
+        // written afterwards (type invariant); only that field is referenced,
+        // not the `Opaque` that GVT-g may be writing.
+        // SAFETY: `reg` is valid and its `top` initialised and unchanging.
+        unsafe { &*ptr::addr_of!((*reg).top) }
     }
 }
 
@@ -242,14 +239,13 @@ impl Gvt {
     /// Only from an op of this GPU other than `clean`; the reference must
     /// not outlive the op.
     unsafe fn gpu<'a>(&self) -> Option<Pin<&'a I915Gpu>> {
-        // SAFETY: The slot is valid, and ops of a GPU are serialised by
-        // GVT-g. A non-NULL value was stored by `init` with `into_foreign`
-        // and is taken back only by `clean`, which is not running (the
-        // caller's guarantee).
-        unsafe {
-            let p = *self.priv_slot();
-            (!p.is_null()).then(|| <Pin<KBox<I915Gpu>> as ForeignOwnable>::borrow(p))
-        }
+        // SAFETY: The slot is valid, and ops of a GPU are serialised by GVT-g.
+        let p = unsafe { *self.priv_slot() };
+        // A non-NULL value was stored by `init` with `into_foreign` and is
+        // taken back only by `clean`, which is not running (the caller's
+        // guarantee).
+        // SAFETY: `p` came from `into_foreign` and is still owned by GVT-g.
+        (!p.is_null()).then(|| unsafe { <Pin<KBox<I915Gpu>> as ForeignOwnable>::borrow(p) })
     }
 
     /// Hands `gpu` to GVT-g's private pointer of the GPU, until `clean`.
