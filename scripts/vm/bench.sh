@@ -3,7 +3,8 @@
 #
 # `make bench`: (1) the cost of the submission path for a guest through
 # QEMU against the guest emulator (gvt_guest); (2) an interactive vGPU's
-# frame rate beside saturating neighbours, per policy. Each runs the same load alone on
+# frame rate beside saturating neighbours, per policy; (3) the GTT copy
+# time of vGPU switches per slot allocator. Each runs the same load alone on
 # its own vGPU: 1 ms workloads, 8 queued, for 20 s, so that what limits the
 # rate is the path (MMIO exits, interrupts, guest wake-ups), not the GPU.
 # For each it prints workloads per second and BAR accesses per workload.
@@ -68,11 +69,12 @@ printf '  %-34s %12s %14s %18s\n' "QEMU guest (nested, whole life)" "${q_done:-?
 # each, per policy (and sfq without wake-up preemption). The neighbours'
 # GPU shares come from the host's accounting (busy_ns).
 n_vgpu=100
-# next_vgpu: a new GVTg_V5_8 vGPU (eight fit the simulated GPU).
-next_vgpu() {
+# new_vgpu TYPE: creates a vGPU of TYPE and leaves its UUID in $new (not
+# printed: a command substitution's subshell would lose the count).
+new_vgpu() {
 	n_vgpu=$((n_vgpu + 1))
-	u=$(printf '%08x-0000-4000-8000-%012x' "$n_vgpu" "$n_vgpu")
-	echo "$u" >"$TYPES/gvtsim-GVTg_V5_8/create" && echo "$u"
+	new=$(printf '%08x-0000-4000-8000-%012x' "$n_vgpu" "$n_vgpu")
+	echo "$new" >"$TYPES/gvtsim-$1/create"
 }
 # frames NEIGHBOURS: the frame guest's frames per second beside NEIGHBOURS
 # saturating guests; the neighbours' min/max GPU time in /tmp/bench_mm, the
@@ -81,17 +83,18 @@ next_vgpu() {
 frames() {
 	list=
 	for _ in $(seq 1 "$1"); do
-		b=$(next_vgpu) || return 1
-		list="$list $b"
-		"$GUEST" -p compute -q 4 -d 2000 -t 13 "$b" >/dev/null 2>&1 &
+		new_vgpu GVTg_V5_8 || return 1
+		list="$list $new"
+		"$GUEST" -p compute -q 4 -d 2000 -t 13 "$new" >/dev/null 2>&1 &
 	done
-	l=$(next_vgpu) || return 1
+	new_vgpu GVTg_V5_8 || return 1
+	l=$new
 	sleep 1
 	b0=
 	for b in $list; do b0="$b0 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
 	"$GUEST" -p frames -f 1 -d 1000 -z 15000 -t 10 "$l" >/tmp/bench_f.out 2>&1
 	d=/sys/bus/mdev/devices/$l/gvt_rs
-	echo "$(cat $d/latency_p50_ns) $(cat $d/latency_p99_ns) $(cat $d/latency_max_ns)" |
+	echo "$(cat "$d/latency_p50_ns") $(cat "$d/latency_p99_ns") $(cat "$d/latency_max_ns")" |
 		awk '{ printf "%d/%d/%d\n", $1 / 1000, $2 / 1000, $3 / 1000 }' >/tmp/bench_lat
 	b1=
 	for b in $list; do b1="$b1 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
@@ -114,5 +117,59 @@ for v in tbs vmcg sfq sfq-nopreempt eevdf; do
 		"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)"
 done
 echo 1 >"$GPU/sfq_wake_preempt"
+
+# ---- switch time per slot allocator ------------------------------------------
+# DymGPU's switch-time results (its Figs. 11-12): four vGPUs of the paper's
+# set mix (one V5_1, two V5_2, one V5_4: more than the slots hold) run the
+# same load under sfq for 15 s per allocator. gvt_rs_switch is emitted just
+# before a switch-in copies the vGPU's non-resident slots and gvt_rs_gtt_load
+# just after, on the same CPU under the policy lock (engine/mod.rs), so their
+# timestamp difference is the slot decision plus the copy. A switch that
+# copies nothing emits no gvt_rs_gtt_load.
+T=/sys/kernel/tracing
+SW_S=15
+echo 1 >"$GPU/gm_relocation"
+echo mono >"$T/trace_clock"
+echo 16384 >"$T/buffer_size_kb"
+echo
+echo "== switch time per allocator: V5_1 + 2 x V5_2 + V5_4 under sfq, each -p compute -q 3 -d 1000, ${SW_S} s"
+printf '  %-12s %9s %7s %13s %15s %16s %17s\n' allocator switches loads "entries/load" "copy us/load" "copy us/switch" "copy % of time"
+: >/tmp/bench_sw_all
+for a in gscale dymgpu-size dymgpu-util cost; do
+	echo "$a" >"$GPU/gm_allocator" || exit 1
+	list=
+	for t in GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4; do
+		new_vgpu "$t" || exit 1
+		list="$list $new"
+	done
+	s0=$(cat "$GPU/events_switches")
+	echo >"$T/trace"
+	echo 1 >"$T/events/gvt_rs/gvt_rs_switch/enable"
+	echo 1 >"$T/events/gvt_rs/gvt_rs_gtt_load/enable"
+	for u in $list; do
+		"$GUEST" -p compute -q 3 -d 1000 -t "$SW_S" "$u" >/dev/null 2>&1 &
+	done
+	wait
+	echo 0 >"$T/events/gvt_rs/enable"
+	s1=$(cat "$GPU/events_switches")
+	# Pairs (entries, ns) of every switch that copied, paired per CPU.
+	awk '{ if (!match($0, /\[[0-9]+\]/)) next; cpu = substr($0, RSTART, RLENGTH)
+	       if (!match($0, /[0-9]+\.[0-9]+: gvt_rs_/)) next; ts = substr($0, RSTART, RLENGTH) + 0
+	       if ($0 ~ /gvt_rs_switch:/) { split($0, a, "next="); t[cpu] = ts; v[cpu] = a[2] + 0 }
+	       else if ($0 ~ /gvt_rs_gtt_load:/) { split($0, a, "vgpu="); split($0, e, "entries=")
+	           if (t[cpu] > 0 && v[cpu] == a[2] + 0) printf "%d %.0f\n", e[2], (ts - t[cpu]) * 1e9
+	           t[cpu] = 0 } }' "$T/trace" >/tmp/bench_sw
+	cat /tmp/bench_sw >>/tmp/bench_sw_all
+	awk -v a="$a" -v sw=$((s1 - s0)) -v secs="$SW_S" '{ n++; x += $1; y += $2 }
+	    END { printf "  %-12s %9d %7d %13.0f %15.0f %16.1f %17.2f\n", a, sw, n,
+	          n ? x / n : 0, n ? y / n / 1000 : 0, sw ? y / sw / 1000 : 0, y / (secs * 1e9) * 100 }' /tmp/bench_sw
+	for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
+done
+# Least squares over every copy: the cost of one entry and the fixed part.
+awk '{ n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+     END { d = n * sxx - sx * sx; if (n < 2 || d == 0) { print "  fit: too few copies"; exit }
+           b = (n * sxy - sx * sy) / d; a = (sy - b * sx) / n
+           printf "  fit over %d copies: %.0f ps per entry + %.0f ns (TCG: the copy as emulated, not a native one)\n", n, b * 1000, a }' /tmp/bench_sw_all
+echo static >"$GPU/gm_allocator"
 echo tbs >"$GPU/policy"
 rmmod gvt_rs
