@@ -128,6 +128,8 @@ echo 1 >"$GPU/sfq_wake_preempt"
 # copies nothing emits no gvt_rs_gtt_load.
 T=/sys/kernel/tracing
 SW_S=15
+[ -d "$T/events" ] || mount -t tracefs nodev "$T" || exit 1
+[ -d "$T/events/gvt_rs" ] || { echo "no gvt_rs tracepoints (CONFIG_TRACING)"; exit 1; }
 echo 1 >"$GPU/gm_relocation"
 echo mono >"$T/trace_clock"
 echo 16384 >"$T/buffer_size_kb"
