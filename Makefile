@@ -34,7 +34,7 @@ help:
 	@echo "  make host-lint  rustfmt --check and clippy -D warnings on host crates"
 	@echo "  make vm-check   boot the VM and run selftests + KUnit"
 	@echo "  make shell      boot the VM with a shell"
-	@echo "  make bench      QEMU guest against gvt_guest: workloads/s, BAR accesses/workload"
+	@echo "  make bench      VM benchmarks: submission path, interactive frame rate, switch time (GVT_RS_BENCH=path,frames,switch)"
 	@echo "  make patches    export the kernel patch series to out/patches"
 
 bootstrap:

@@ -13,7 +13,8 @@
 # VM_TIMEOUT (seconds, default 2700), GVT_RS_TESTS (comma-separated subset),
 # GVT_RS_SKIP (comma-separated tests a full run leaves out, e.g.
 # gvt_rs_qemu.sh, the nested QEMU guests, 8 minutes of the run),
-# GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
+# GVT_RS_BENCH (bench: the parts to run, comma-separated from path, frames,
+# switch; default all), GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
 # build it first with scripts/build-kernel.sh FLAVOUR).
 #
 # The tests of $DEBIAN_TESTS need Debian's libvirt: a run that names them
@@ -63,6 +64,9 @@ if [ -n "${GVT_RS_TESTS:-}" ]; then
 	append+=" gvt_rs_vm.tests=$GVT_RS_TESTS"
 elif [ -n "${GVT_RS_SKIP:-}" ]; then
 	append+=" gvt_rs_vm.skip=$GVT_RS_SKIP"
+fi
+if [ "$mode" = bench ] && [ -n "${GVT_RS_BENCH:-}" ]; then
+	append+=" gvt_rs_vm.bench=$GVT_RS_BENCH"
 fi
 # pci-testdev at 0000:00:10.0 is the spare PCI function that tests bind to
 # the gvtsim driver (the simulated GPU on a PCI parent, as libvirt needs).

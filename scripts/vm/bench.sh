@@ -18,6 +18,24 @@
 # deeper: compare the two with each other on one machine, not across
 # machines.
 
+# The parts to run (GVT_RS_BENCH on the host: gvt_rs_vm.bench=path,frames,
+# switch on the kernel command line); all by default.
+parts=path,frames,switch
+read -r cmdline </proc/cmdline
+for arg in $cmdline; do
+	case "$arg" in
+	gvt_rs_vm.bench=*) parts=${arg#gvt_rs_vm.bench=} ;;
+	esac
+done
+# part NAME: true if NAME is to run.
+part() {
+	case ",$parts," in *",$1,"*) return 0 ;; esac
+	return 1
+}
+for p in $(echo "$parts" | tr , ' '); do
+	case $p in path | frames | switch) ;; *) echo "unknown bench part '$p' (path, frames, switch)"; exit 1 ;; esac
+done
+
 GPU=/sys/kernel/gvt_rs/gvtsim0
 TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
@@ -33,35 +51,40 @@ vgpu() {
 	echo "$u" >"$TYPES/gvtsim-GVTg_V5_4/create" && echo "$u"
 }
 
-echo "== gvt_guest (VFIO from user space in the test VM): -p compute -d 1000 -q 8 -t $RUN_S"
-g=$(vgpu 1) || exit 1
-"$GUEST" -p compute -d 1000 -q 8 -t "$RUN_S" "$g" | tee /tmp/bench_g.out
-echo 1 >"/sys/bus/mdev/devices/$g/remove"
-line=$(grep "^gvt_guest " /tmp/bench_g.out)
-g_rate=$(echo "$line" | sed -n 's/.* rate_per_s=\([0-9.]*\).*/\1/p')
-g_done=$(echo "$line" | sed -n 's/.* completed=\([0-9]*\).*/\1/p')
-g_acc=$(echo "$line" | sed -n 's/.* bar_accesses=\([0-9]*\).*/\1/p')
-
-echo "== a QEMU guest (gvt_rs_guest.ko, gvt_gpu_client): -p compute -d 1000 -q 8 -t $RUN_S"
-q=$(vgpu 2) || exit 1
-L2_QEMU_ARGS="-trace vfio_region_read -trace vfio_region_write -D /tmp/bench_q.trace" \
-	/l2/qemu /tmp/bench_q.console "$q" "gvt_l2.run=-p,compute,-d,1000,-q,8,-t,$RUN_S" \
-	</dev/null >/dev/null 2>/tmp/bench_q.err
-grep "^gvt_gpu_client:" /tmp/bench_q.console
-[ -s /tmp/bench_q.err ] && sed 's/^/qemu: /' /tmp/bench_q.err
-echo 1 >"/sys/bus/mdev/devices/$q/remove"
-line=$(grep "^gvt_gpu_client: profile=" /tmp/bench_q.console)
-q_rate=$(echo "$line" | sed -n 's/.* wl_per_s=\([0-9.]*\).*/\1/p')
-q_done=$(echo "$line" | sed -n 's/.* completed=\([0-9]*\).*/\1/p')
-q_acc=$(grep -c "vfio_region_\(read\|write\)" /tmp/bench_q.trace)
-
 per() {
 	awk -v a="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", a / n; else print "?" }'
 }
-echo "== result (1 ms workloads, 8 queued, ${RUN_S} s, each alone on an sfq GPU)"
-printf '  %-34s %12s %14s %18s\n' client workloads workloads/s "BAR accesses/wl"
-printf '  %-34s %12s %14s %18s\n' "gvt_guest (VFIO, test VM)" "${g_done:-?}" "${g_rate:-?}" "$(per "${g_acc:-0}" "${g_done:-0}")"
-printf '  %-34s %12s %14s %18s\n' "QEMU guest (nested, whole life)" "${q_done:-?}" "${q_rate:-?}" "$(per "$q_acc" "${q_done:-0}")"
+
+# bench_path: the submission path's cost, gvt_guest and a QEMU guest.
+bench_path() {
+	echo "== gvt_guest (VFIO from user space in the test VM): -p compute -d 1000 -q 8 -t $RUN_S"
+	g=$(vgpu 1) || exit 1
+	"$GUEST" -p compute -d 1000 -q 8 -t "$RUN_S" "$g" | tee /tmp/bench_g.out
+	echo 1 >"/sys/bus/mdev/devices/$g/remove"
+	line=$(grep "^gvt_guest " /tmp/bench_g.out)
+	g_rate=$(echo "$line" | sed -n 's/.* rate_per_s=\([0-9.]*\).*/\1/p')
+	g_done=$(echo "$line" | sed -n 's/.* completed=\([0-9]*\).*/\1/p')
+	g_acc=$(echo "$line" | sed -n 's/.* bar_accesses=\([0-9]*\).*/\1/p')
+
+	echo "== a QEMU guest (gvt_rs_guest.ko, gvt_gpu_client): -p compute -d 1000 -q 8 -t $RUN_S"
+	q=$(vgpu 2) || exit 1
+	L2_QEMU_ARGS="-trace vfio_region_read -trace vfio_region_write -D /tmp/bench_q.trace" \
+		/l2/qemu /tmp/bench_q.console "$q" "gvt_l2.run=-p,compute,-d,1000,-q,8,-t,$RUN_S" \
+		</dev/null >/dev/null 2>/tmp/bench_q.err
+	grep "^gvt_gpu_client:" /tmp/bench_q.console
+	[ -s /tmp/bench_q.err ] && sed 's/^/qemu: /' /tmp/bench_q.err
+	echo 1 >"/sys/bus/mdev/devices/$q/remove"
+	line=$(grep "^gvt_gpu_client: profile=" /tmp/bench_q.console)
+	q_rate=$(echo "$line" | sed -n 's/.* wl_per_s=\([0-9.]*\).*/\1/p')
+	q_done=$(echo "$line" | sed -n 's/.* completed=\([0-9]*\).*/\1/p')
+	q_acc=$(grep -c "vfio_region_\(read\|write\)" /tmp/bench_q.trace)
+
+	echo "== result (1 ms workloads, 8 queued, ${RUN_S} s, each alone on an sfq GPU)"
+	printf '  %-34s %12s %14s %18s\n' client workloads workloads/s "BAR accesses/wl"
+	printf '  %-34s %12s %14s %18s\n' "gvt_guest (VFIO, test VM)" "${g_done:-?}" "${g_rate:-?}" "$(per "${g_acc:-0}" "${g_done:-0}")"
+	printf '  %-34s %12s %14s %18s\n' "QEMU guest (nested, whole life)" "${q_done:-?}" "${q_rate:-?}" "$(per "$q_acc" "${q_done:-0}")"
+}
+
 
 # ---- an interactive vGPU beside saturating ones ------------------------------
 # gvt_guest renders frames of one 1 ms workload and 15 ms of think time,
@@ -105,18 +128,23 @@ frames() {
 	for u in $list $l; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	sed -n 's/.* fps=\([0-9.]*\).*/\1/p' /tmp/bench_f.out
 }
-echo
-echo "== interactive: a frame vGPU (1 ms per frame, 15 ms think) alone and beside 7 saturating ones (four 2 ms queued), 10 s each"
-printf '  %-22s %10s %14s %11s %20s %24s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max" "wait p50/p99/max us"
-for v in tbs vmcg sfq sfq-nopreempt eevdf; do
-	echo "${v%-nopreempt}" >"$GPU/policy"
-	case $v in *-nopreempt) echo 0 ;; *) echo 1 ;; esac >"$GPU/sfq_wake_preempt"
-	alone=$(frames 0)
-	beside=$(frames 7)
-	printf '  %-22s %10s %14s %11s %20s %24s\n' "$v" "$alone" "$beside" \
-		"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)"
-done
-echo 1 >"$GPU/sfq_wake_preempt"
+
+# bench_frames: the interactive vGPU per policy.
+bench_frames() {
+	echo
+	echo "== interactive: a frame vGPU (1 ms per frame, 15 ms think) alone and beside 7 saturating ones (four 2 ms queued), 10 s each"
+	printf '  %-22s %10s %14s %11s %20s %24s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max" "wait p50/p99/max us"
+	for v in tbs vmcg sfq sfq-nopreempt eevdf; do
+		echo "${v%-nopreempt}" >"$GPU/policy"
+		case $v in *-nopreempt) echo 0 ;; *) echo 1 ;; esac >"$GPU/sfq_wake_preempt"
+		alone=$(frames 0)
+		beside=$(frames 7)
+		printf '  %-22s %10s %14s %11s %20s %24s\n' "$v" "$alone" "$beside" \
+			"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)"
+	done
+	echo 1 >"$GPU/sfq_wake_preempt"
+}
+
 
 # ---- switch time per slot allocator ------------------------------------------
 # DymGPU's switch-time results (its Figs. 11-12): four vGPUs of the paper's
@@ -126,52 +154,59 @@ echo 1 >"$GPU/sfq_wake_preempt"
 # just after, on the same CPU under the policy lock (engine/mod.rs), so their
 # timestamp difference is the slot decision plus the copy. A switch that
 # copies nothing emits no gvt_rs_gtt_load.
-T=/sys/kernel/tracing
-SW_S=15
-[ -d "$T/events" ] || mount -t tracefs nodev "$T" || exit 1
-[ -d "$T/events/gvt_rs" ] || { echo "no gvt_rs tracepoints (CONFIG_TRACING)"; exit 1; }
-echo 1 >"$GPU/gm_relocation"
-echo mono >"$T/trace_clock"
-echo 16384 >"$T/buffer_size_kb"
-echo
-echo "== switch time per allocator: V5_1 + 2 x V5_2 + V5_4 under sfq, each -p compute -q 3 -d 1000, ${SW_S} s"
-printf '  %-12s %9s %7s %13s %15s %16s %17s\n' allocator switches loads "entries/load" "copy us/load" "copy us/switch" "copy % of time"
-: >/tmp/bench_sw_all
-for a in gscale dymgpu-size dymgpu-util cost; do
-	echo "$a" >"$GPU/gm_allocator" || exit 1
-	list=
-	for t in GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4; do
-		new_vgpu "$t" || exit 1
-		list="$list $new"
+# bench_switch: the switch time per slot allocator.
+bench_switch() {
+	T=/sys/kernel/tracing
+	SW_S=15
+	[ -d "$T/events" ] || mount -t tracefs nodev "$T" || exit 1
+	[ -d "$T/events/gvt_rs" ] || { echo "no gvt_rs tracepoints (CONFIG_TRACING)"; exit 1; }
+	echo 1 >"$GPU/gm_relocation"
+	echo mono >"$T/trace_clock"
+	echo 16384 >"$T/buffer_size_kb"
+	echo
+	echo "== switch time per allocator: V5_1 + 2 x V5_2 + V5_4 under sfq, each -p compute -q 3 -d 1000, ${SW_S} s"
+	printf '  %-12s %9s %7s %13s %15s %16s %17s\n' allocator switches loads "entries/load" "copy us/load" "copy us/switch" "copy % of time"
+	: >/tmp/bench_sw_all
+	for a in gscale dymgpu-size dymgpu-util cost; do
+		echo "$a" >"$GPU/gm_allocator" || exit 1
+		list=
+		for t in GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4; do
+			new_vgpu "$t" || exit 1
+			list="$list $new"
+		done
+		s0=$(cat "$GPU/events_switches")
+		echo >"$T/trace"
+		echo 1 >"$T/events/gvt_rs/gvt_rs_switch/enable"
+		echo 1 >"$T/events/gvt_rs/gvt_rs_gtt_load/enable"
+		for u in $list; do
+			"$GUEST" -p compute -q 3 -d 1000 -t "$SW_S" "$u" >/dev/null 2>&1 &
+		done
+		wait
+		echo 0 >"$T/events/gvt_rs/enable"
+		s1=$(cat "$GPU/events_switches")
+		# Pairs (entries, ns) of every switch that copied, paired per CPU.
+		awk '{ if (!match($0, /\[[0-9]+\]/)) next; cpu = substr($0, RSTART, RLENGTH)
+		       if (!match($0, /[0-9]+\.[0-9]+: gvt_rs_/)) next; ts = substr($0, RSTART, RLENGTH) + 0
+		       if ($0 ~ /gvt_rs_switch:/) { split($0, a, "next="); t[cpu] = ts; v[cpu] = a[2] + 0 }
+		       else if ($0 ~ /gvt_rs_gtt_load:/) { split($0, a, "vgpu="); split($0, e, "entries=")
+		           if (t[cpu] > 0 && v[cpu] == a[2] + 0) printf "%d %.0f\n", e[2], (ts - t[cpu]) * 1e9
+		           t[cpu] = 0 } }' "$T/trace" >/tmp/bench_sw
+		cat /tmp/bench_sw >>/tmp/bench_sw_all
+		awk -v a="$a" -v sw=$((s1 - s0)) -v secs="$SW_S" '{ n++; x += $1; y += $2 }
+		    END { printf "  %-12s %9d %7d %13.0f %15.0f %16.1f %17.2f\n", a, sw, n,
+		          n ? x / n : 0, n ? y / n / 1000 : 0, sw ? y / sw / 1000 : 0, y / (secs * 1e9) * 100 }' /tmp/bench_sw
+		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done
-	s0=$(cat "$GPU/events_switches")
-	echo >"$T/trace"
-	echo 1 >"$T/events/gvt_rs/gvt_rs_switch/enable"
-	echo 1 >"$T/events/gvt_rs/gvt_rs_gtt_load/enable"
-	for u in $list; do
-		"$GUEST" -p compute -q 3 -d 1000 -t "$SW_S" "$u" >/dev/null 2>&1 &
-	done
-	wait
-	echo 0 >"$T/events/gvt_rs/enable"
-	s1=$(cat "$GPU/events_switches")
-	# Pairs (entries, ns) of every switch that copied, paired per CPU.
-	awk '{ if (!match($0, /\[[0-9]+\]/)) next; cpu = substr($0, RSTART, RLENGTH)
-	       if (!match($0, /[0-9]+\.[0-9]+: gvt_rs_/)) next; ts = substr($0, RSTART, RLENGTH) + 0
-	       if ($0 ~ /gvt_rs_switch:/) { split($0, a, "next="); t[cpu] = ts; v[cpu] = a[2] + 0 }
-	       else if ($0 ~ /gvt_rs_gtt_load:/) { split($0, a, "vgpu="); split($0, e, "entries=")
-	           if (t[cpu] > 0 && v[cpu] == a[2] + 0) printf "%d %.0f\n", e[2], (ts - t[cpu]) * 1e9
-	           t[cpu] = 0 } }' "$T/trace" >/tmp/bench_sw
-	cat /tmp/bench_sw >>/tmp/bench_sw_all
-	awk -v a="$a" -v sw=$((s1 - s0)) -v secs="$SW_S" '{ n++; x += $1; y += $2 }
-	    END { printf "  %-12s %9d %7d %13.0f %15.0f %16.1f %17.2f\n", a, sw, n,
-	          n ? x / n : 0, n ? y / n / 1000 : 0, sw ? y / sw / 1000 : 0, y / (secs * 1e9) * 100 }' /tmp/bench_sw
-	for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
-done
-# Least squares over every copy: the cost of one entry and the fixed part.
-awk '{ n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
-     END { d = n * sxx - sx * sx; if (n < 2 || d == 0) { print "  fit: too few copies"; exit }
-           b = (n * sxy - sx * sy) / d; a = (sy - b * sx) / n
-           printf "  fit over %d copies: %.0f ps per entry + %.0f ns (TCG: the copy as emulated, not a native one)\n", n, b * 1000, a }' /tmp/bench_sw_all
-echo static >"$GPU/gm_allocator"
+	# Least squares over every copy: the cost of one entry and the fixed part.
+	awk '{ n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+	     END { d = n * sxx - sx * sx; if (n < 2 || d == 0) { print "  fit: too few copies"; exit }
+	           b = (n * sxy - sx * sy) / d; a = (sy - b * sx) / n
+	           printf "  fit over %d copies: %.0f ps per entry + %.0f ns (TCG: the copy as emulated, not a native one)\n", n, b * 1000, a }' /tmp/bench_sw_all
+	echo static >"$GPU/gm_allocator"
+}
+
+part path && bench_path
+part frames && bench_frames
+part switch && bench_switch
 echo tbs >"$GPU/policy"
 rmmod gvt_rs
