@@ -21,7 +21,7 @@ export KDIR
 CORE := drivers/gvt-rs/core
 SIM := tools/gvt-sim
 
-.PHONY: all run check check-nested check-libvirt bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
+.PHONY: all run check check-under-load check-nested check-libvirt bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
 	patches docs clean-cache
 
 all: kernel
@@ -31,6 +31,7 @@ help:
 	@echo "  make bootstrap  install/cache toolchain and kernel source"
 	@echo "  make kernel     build the kernel and gvt_rs.ko (incremental)"
 	@echo "  make host-test  cargo test of the policy core and tools"
+	@echo "  make check-under-load  make check RUNS times (5) in a row beside HOGS CPU hogs (1)"
 	@echo "  make host-lint  rustfmt --check and clippy -D warnings on host crates"
 	@echo "  make vm-check   boot the VM and run selftests + KUnit"
 	@echo "  make shell      boot the VM with a shell"
@@ -60,6 +61,9 @@ shell: kernel
 
 check:
 	@scripts/check.sh
+
+check-under-load:
+	@scripts/check-under-load.sh $(RUNS)
 
 run: vm-run
 
