@@ -5,30 +5,23 @@
 
 use super::{
     bitmap::Bitmap,
-    fixed::vdiff,
     metrics::Fairness,
+    policy::PolicyOps,
     sfq::Sfq,
-    tbs::{
-        Target,
-        Tbs, //
-    },
+    tbs::Tbs,
     throttle::Throttle,
     tunables::Tunables,
     vchannel::{
         Life,
         Vgpu, //
     },
-    vmcg::{
-        Vmcg,
-        VmcgCfg, //
-    },
+    vmcg::Vmcg,
     withheld::Withheld,
     Error,
     Pick,
     Policy,
     SwitchStep,
     Tunable,
-    WakeRule,
     MAX_ENGINES,
     MAX_VGPUS,
     WEIGHT_RANGE, //
@@ -113,6 +106,11 @@ impl<const N: usize> Scheduler<N> {
         self.policy
     }
 
+    /// The active policy's operations.
+    fn ops(&self) -> &'static dyn PolicyOps<N> {
+        self.policy.ops()
+    }
+
     /// Switches policy at `now`. The new policy starts from the current
     /// queues with fresh state (`tbs` budgets 0 until its first balance,
     /// `sfq` tags at virtual time, `vmcg` credits empty); the running turn
@@ -130,24 +128,7 @@ impl<const N: usize> Scheduler<N> {
         self.tbs.reset();
         self.sfq.reset();
         self.vmcg.reset(&self.v, now);
-        match self.policy {
-            Policy::Tbs => {
-                let tick = self.tick_ns();
-                for id in self.started.iter() {
-                    self.tbs.start(id, now, 0, tick, false);
-                }
-            }
-            Policy::Sfq | Policy::Eevdf => {
-                let rule = self.wake_rule();
-                for id in self.backlogged.iter() {
-                    self.sfq.activate(id, rule);
-                }
-                if let Some(c) = self.current {
-                    self.sfq.activate(c, rule);
-                }
-            }
-            Policy::Vmcg => {}
-        }
+        self.ops().switched_to(self, now);
         // The running turn's time belongs to the old policy.
         self.turn_start = now;
         self.turn_gpu_ns = 0;
@@ -172,30 +153,8 @@ impl<const N: usize> Scheduler<N> {
         Ok(())
     }
 
-    fn tick_ns(&self) -> u64 {
+    pub(super) fn tick_ns(&self) -> u64 {
         self.tun.us(Tunable::TbsTickUs)
-    }
-
-    fn wake_rule(&self) -> WakeRule {
-        if self.tun.get(Tunable::SfqWakeMaxVf) == 1 {
-            WakeRule::MaxVF
-        } else {
-            WakeRule::PaperV
-        }
-    }
-
-    fn vmcg_cfg(&self) -> VmcgCfg {
-        VmcgCfg {
-            ceiling_ns: self.tun.us(Tunable::VmcgSliceCeilingUs),
-            min_slice_ns: self.tun.us(Tunable::VmcgMinSliceUs),
-            pool: self
-                .tun
-                .get(Tunable::VmcgCreditPool)
-                .min(u64::from(u32::MAX)) as u32,
-            batch: self.tun.get(Tunable::VmcgBatch).min(u64::from(u32::MAX)) as u32,
-            link_mbps: self.tun.get(Tunable::VmcgLinkMbps),
-            gm_total_mb: self.tun.get(Tunable::VmcgGmTotalMb),
-        }
     }
 
     // ---- lifecycle -----------------------------------------------------
@@ -258,26 +217,7 @@ impl<const N: usize> Scheduler<N> {
         g.life = Life::Started;
         let restart = core::mem::replace(&mut g.ever_started, true);
         self.started.set(id, true);
-        match self.policy {
-            Policy::Tbs => {
-                // A restart (reset loop, reopen) gets no start boost and
-                // keeps its time-slice debt: upstream's gift to a new VM
-                // must not be something a guest can ask for again.
-                let boost = if restart {
-                    0
-                } else {
-                    self.tun.ms(Tunable::TbsStartBoostMs)
-                };
-                let tick = self.tick_ns();
-                self.tbs.start(id, now, boost, tick, restart);
-            }
-            Policy::Vmcg => {
-                if let Some(g) = self.v.get(id) {
-                    self.vmcg.start(id, g, now);
-                }
-            }
-            Policy::Sfq | Policy::Eevdf => {}
-        }
+        self.ops().started(self, id, restart, now);
         // Work kept through a stop (`stop_keeping_queued`) is backlogged
         // again, as if it had just been queued.
         if self.vg(id)?.backlogged() {
@@ -396,71 +336,29 @@ impl<const N: usize> Scheduler<N> {
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
         }
-        if self.policy == Policy::Tbs {
-            self.tbs_schedule(now, false);
-        }
+        self.ops().queued(self, now);
         self.note_withheld(now);
         Ok(())
     }
 
     /// `id` became backlogged: its throttle window, the backlogged set and
-    /// its `sfq` tag (with wake-up preemption) follow. `trip`: it is a
-    /// synchronous round trip (see `interact.rs`).
-    ///
-    /// Under `eevdf` a round trip keeps the vGPU's tag (`S <- F` even when
-    /// `F < V`): it was away for at most `interactive_gap_us`, waiting for
-    /// its own result, and is treated as if it had stayed backlogged, as
-    /// EEVDF keeps the lag of a short sleeper. Without this, every round
-    /// trip would forfeit whatever service it is owed, and a synchronous
-    /// client beside a saturating neighbour would get one workload per
-    /// neighbour turn.
+    /// the policy (`sfq`/`eevdf`: its tag, wake-up preemption) follow.
+    /// `trip`: it is a synchronous round trip (see `interact.rs`).
     fn activate(&mut self, id: usize, trip: bool) {
         self.thr.activate(id, &self.backlogged);
         self.backlogged.set(id, true);
-        if self.policy.fair_queueing() {
-            if trip && self.policy == Policy::Eevdf {
-                self.sfq.resume(id);
-            } else {
-                let rule = self.wake_rule();
-                self.sfq.activate(id, rule);
-            }
-            self.sfq_wake_preempt(id);
-        }
+        self.ops().activated(self, id, trip);
     }
 
-    /// `sfq` wake-up preemption (`sfq_wake_preempt`): `id` just became
-    /// backlogged. If it is owed service, its start tag no later than that
-    /// of the running vGPU, which has already had service in this turn,
-    /// the turn ends at the next workload boundary instead of running out
-    /// its slice: a light vGPU then waits for at most the workloads in
-    /// flight, not for a whole slice of every neighbour. A vGPU waking with
-    /// debt (its tag past the running one's) waits for its turn as before.
-    ///
-    /// Under `eevdf` the test is EEVDF's: the waking vGPU is eligible (its
-    /// tag no later than the weighted average) and its virtual deadline is
-    /// no later than the running vGPU's ("no later" as in `sfq`'s test, so
-    /// that vGPUs with equal requests are treated exactly as by `sfq`).
-    /// O(N) for the average.
-    fn sfq_wake_preempt(&mut self, id: usize) {
+    /// Wake-up preemption (`sfq_wake_preempt`): the running vGPU whose turn
+    /// `id`, which just became backlogged, may end if the policy finds it
+    /// owed service; `None` if preemption is off, the running vGPU has not
+    /// dispatched yet in this turn, or `id` is the running vGPU.
+    pub(super) fn wake_preempt_candidate(&self, id: usize) -> Option<usize> {
         if self.tun.get(Tunable::SfqWakePreempt) != 1 || self.turn_dispatched == 0 {
-            return;
+            return None;
         }
-        let Some(c) = self.current.filter(|&c| c != id) else {
-            return;
-        };
-        let owed = if self.policy == Policy::Eevdf {
-            let v = &self.v;
-            let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
-            let slice = self.tun.us(Tunable::SfqSliceUs);
-            let avg = self.sfq.average(&weight);
-            self.sfq.eligible(id, avg)
-                && vdiff(self.sfq.deadline(id, slice), self.sfq.deadline(c, slice)) <= 0
-        } else {
-            vdiff(self.sfq.tag(id), self.sfq.tag(c)) <= 0
-        };
-        if owed {
-            self.force = true;
-        }
+        self.current.filter(|&c| c != id)
     }
 
     fn interactive_calls(&self) -> u32 {
@@ -476,15 +374,9 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// How long the GPU is held for the current vGPU `c` once its queue is
-    /// empty: `idle_threshold_us`, except under `eevdf` for a vGPU that is
-    /// not interactive (its next submission is not expected soon: holding
-    /// would only waste GPU time and charge it for it).
+    /// empty (see [`PolicyOps::hold_ns`]).
     fn hold_ns(&self, c: usize) -> u64 {
-        if self.policy == Policy::Eevdf && !self.is_interactive(c) {
-            0
-        } else {
-            self.tun.us(Tunable::IdleThresholdUs)
-        }
+        self.ops().hold_ns(self, c)
     }
 
     /// GPU-centric coscheduling (FairGV's Algorithm 3): the running vGPU if
@@ -497,21 +389,9 @@ impl<const N: usize> Scheduler<N> {
         self.current.filter(|&c| self.is_interactive(c))
     }
 
-    fn tbs_schedule(&mut self, now: u64, timer: bool) {
-        let lim = self.throttle_limit();
-        let thr = &self.thr;
-        let el = |id: usize| thr.usage(id) <= lim;
-        let cfg = (
-            self.tun.ms(Tunable::TbsBalanceMs),
-            self.tun.get(Tunable::TbsStages),
-        );
-        self.tbs
-            .schedule(now, timer, self.current, &self.v, cfg, &el);
-    }
-
     /// Usage above which a backlogged vGPU waits (`u64::MAX`: throttle off).
     /// O(N) when the throttle is on, O(1) otherwise.
-    fn throttle_limit(&self) -> u64 {
+    pub(super) fn throttle_limit(&self) -> u64 {
         if self.tun.get(Tunable::Throttle) != 1 {
             return u64::MAX;
         }
@@ -522,23 +402,31 @@ impl<const N: usize> Scheduler<N> {
     }
 
     fn turn_over(&self, c: usize, now: u64) -> bool {
-        if self.force {
-            return true;
-        }
-        match self.policy {
-            Policy::Tbs => self.tbs.target.is_some(),
-            Policy::Sfq | Policy::Eevdf | Policy::Vmcg => {
-                let idle_over = !self.backlogged.get(c)
-                    && match self.idle_since {
-                        Some(t) => now >= t.saturating_add(self.hold_ns(c)),
-                        // Nothing queued, work in flight: wait for it.
-                        None => self.v.get(c).is_none_or(|g| g.inflight == 0),
-                    };
-                idle_over
-                    || now.saturating_sub(self.turn_start) >= self.turn_slice
-                    || (self.policy == Policy::Vmcg && self.vmcg.denied)
+        self.force || self.ops().turn_over(self, c, now)
+    }
+
+    /// Whether the turn of the current vGPU `c` has run out: its slice is
+    /// used, or its queue is empty and the GPU was held for it long enough.
+    pub(super) fn turn_expired(&self, c: usize, now: u64) -> bool {
+        let idle_over = !self.backlogged.get(c)
+            && match self.idle_since {
+                Some(t) => now >= t.saturating_add(self.hold_ns(c)),
+                // Nothing queued, work in flight: wait for it.
+                None => self.v.get(c).is_none_or(|g| g.inflight == 0),
+            };
+        idle_over || now.saturating_sub(self.turn_start) >= self.turn_slice
+    }
+
+    /// When the current turn ends (its slice runs out, or the GPU stops
+    /// being held for the idle current vGPU), `None` with nothing current.
+    pub(super) fn turn_deadline(&self) -> Option<u64> {
+        self.current.map(|c| {
+            let end = self.turn_start.saturating_add(self.turn_slice);
+            match self.idle_since {
+                Some(i) => end.min(i.saturating_add(self.hold_ns(c))),
+                None => end,
             }
-        }
+        })
     }
 
     /// Whether the current turn is over (or the idle GPU has a candidate):
@@ -546,10 +434,7 @@ impl<const N: usize> Scheduler<N> {
     pub fn need_resched(&self, now: u64) -> bool {
         match self.current {
             Some(c) => self.turn_over(c, now),
-            None => match self.policy {
-                Policy::Tbs => self.force || self.tbs.target.is_some(),
-                _ => self.force || !self.backlogged.is_empty(),
-            },
+            None => self.force || self.ops().has_candidate(self),
         }
     }
 
@@ -564,7 +449,7 @@ impl<const N: usize> Scheduler<N> {
         if g.ch.get(engine)?.pending == 0 {
             return None;
         }
-        if self.policy == Policy::Vmcg && !self.vmcg.can_dispatch(c, &self.backlogged) {
+        if !self.ops().may_dispatch(self, c) {
             return None;
         }
         Some(c)
@@ -590,10 +475,7 @@ impl<const N: usize> Scheduler<N> {
         self.inflight = self.inflight.saturating_add(1);
         if self.current == Some(id) {
             self.turn_dispatched = self.turn_dispatched.saturating_add(1);
-            if self.policy == Policy::Vmcg {
-                let cfg = self.vmcg_cfg();
-                self.vmcg.dispatched(id, &cfg);
-            }
+            self.ops().dispatched(self, id);
         }
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
@@ -712,14 +594,7 @@ impl<const N: usize> Scheduler<N> {
     /// Timer event at `now`.
     pub fn tick(&mut self, now: u64) {
         self.roll(now);
-        if self.policy == Policy::Tbs {
-            if let Some(t) = self.tbs.next_tick {
-                if now >= t {
-                    self.tbs_schedule(now, true);
-                    self.tbs.next_tick = Some(now.saturating_add(self.tick_ns()));
-                }
-            }
-        }
+        self.ops().tick(self, now);
         self.note_withheld(now);
     }
 
@@ -729,27 +604,12 @@ impl<const N: usize> Scheduler<N> {
         let win = self
             .win_start
             .saturating_add(self.tun.ms(Tunable::WindowMs));
-        let t = match self.policy {
-            Policy::Tbs => self.tbs.next_tick,
-            _ => self.current.map(|c| {
-                let end = self.turn_start.saturating_add(self.turn_slice);
-                match self.idle_since {
-                    Some(i) => end.min(i.saturating_add(self.hold_ns(c))),
-                    None => end,
-                }
-            }),
-        };
         let win = if win > now {
             win
         } else {
             now.saturating_add(self.tun.ms(Tunable::WindowMs))
         };
-        match t {
-            // A due tbs tick is returned as `now`: tick() always advances it.
-            Some(t) if self.policy == Policy::Tbs => t.max(now).min(win),
-            Some(t) if t > now => t.min(win),
-            _ => win,
-        }
+        self.ops().next_timer(self, now, win)
     }
 
     /// The deadline of the decision that leaves the GPU idle while a
@@ -769,21 +629,7 @@ impl<const N: usize> Scheduler<N> {
         if !waiting {
             return None;
         }
-        let deadline = match (self.policy, self.current) {
-            // A switch is decided: the engine asks for it at once.
-            (Policy::Tbs, _) if self.tbs.target.is_some() => now,
-            (Policy::Tbs, _) => self.tbs.next_tick.unwrap_or(now),
-            (_, Some(c)) => {
-                let end = self.turn_start.saturating_add(self.turn_slice);
-                match self.idle_since {
-                    Some(i) => end.min(i.saturating_add(self.hold_ns(c))),
-                    None => end,
-                }
-            }
-            (_, None) if self.force => now,
-            (_, None) => self.next_timer(now),
-        };
-        Some(deadline)
+        Some(self.ops().withheld_deadline(self, now))
     }
 
     fn note_withheld(&mut self, now: u64) {
@@ -797,25 +643,7 @@ impl<const N: usize> Scheduler<N> {
         if let Some(t) = self.idle_since.take() {
             self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
         }
-        if self.policy.fair_queueing() {
-            let mut l = self.turn_gpu_ns;
-            if l == 0 && self.turn_dispatched > 0 {
-                // No GPU time measured: charge wall-clock ownership.
-                l = now.saturating_sub(self.turn_start);
-            }
-            // The GPU was held idle for this vGPU: charge that too.
-            l = l.saturating_add(self.turn_idle_ns);
-            let w = self.v.get(c).map_or(1, |g| g.weight);
-            self.sfq.charge(c, l, w);
-            if self.turn_dispatched > 0 {
-                let slice = self.tun.us(Tunable::SfqSliceUs);
-                let more = self.backlogged.get(c);
-                self.sfq.note_turn(c, l, more, slice);
-            }
-            if !self.backlogged.get(c) {
-                self.sfq.deactivate(c);
-            }
-        }
+        self.ops().turn_ended(self, c, now);
     }
 
     /// Chooses what runs next. Call only with no workload in flight
@@ -836,43 +664,7 @@ impl<const N: usize> Scheduler<N> {
         if let Some(c) = prev {
             self.end_turn(c, now);
         }
-        let lim = self.throttle_limit();
-        let on = lim != u64::MAX;
-        let chosen = match self.policy {
-            Policy::Tbs => {
-                if self.tbs.target.is_none() {
-                    self.tbs_schedule(now, false);
-                }
-                self.tbs.update_timeslice(prev, now);
-                let t = self.tbs.target.take();
-                self.tbs.switched(now);
-                match t {
-                    Some(Target::Vgpu(id)) => Some(id),
-                    Some(Target::Idle) => None,
-                    None => prev.filter(|&p| self.started.get(p)),
-                }
-            }
-            Policy::Sfq => {
-                let thr = &self.thr;
-                let el = |id: usize| thr.usage(id) <= lim;
-                self.sfq.pick(if on { Some(&el) } else { None })
-            }
-            Policy::Eevdf => {
-                let thr = &self.thr;
-                let el = |id: usize| thr.usage(id) <= lim;
-                let v = &self.v;
-                let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
-                let slice = self.tun.us(Tunable::SfqSliceUs);
-                self.sfq
-                    .pick_eevdf(&weight, slice, if on { Some(&el) } else { None })
-            }
-            Policy::Vmcg => {
-                let cfg = self.vmcg_cfg();
-                let thr = &self.thr;
-                let el = |id: usize| thr.usage(id) <= lim;
-                self.vmcg.pick(now, &self.v, &self.backlogged, &cfg, &el)
-            }
-        };
+        let chosen = self.ops().pick_next(self, prev, now);
         self.force = false;
         self.picks = self.picks.wrapping_add(1);
         if chosen != prev {
@@ -888,14 +680,7 @@ impl<const N: usize> Scheduler<N> {
             self.turn_slice = 0;
             return Ok(Pick::Idle);
         };
-        self.turn_slice = match self.policy {
-            Policy::Tbs => self.tick_ns(),
-            Policy::Sfq | Policy::Eevdf => self.tun.us(Tunable::SfqSliceUs),
-            Policy::Vmcg => {
-                self.vmcg.begin_turn();
-                self.vmcg.slice_ns.get(id).copied().unwrap_or(0)
-            }
-        };
+        self.turn_slice = self.ops().begin_turn(self, id);
         Ok(Pick::Run {
             vgpu: id,
             slice_ns: self.turn_slice,
