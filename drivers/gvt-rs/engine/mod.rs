@@ -53,9 +53,9 @@ use crate::gvt_core::{
         Moves,
         Placement,
         PoolConfig,
-        SlotError,
         SlotPool, //
-    }, //
+    },
+    Error as CoreError, //
 };
 use core::sync::atomic::{
     AtomicBool,
@@ -199,14 +199,18 @@ struct SlotState {
     pool: KBox<Pool>,
 }
 
-/// Maps a scheduler error to an errno.
-pub fn sched_err(e: crate::gvt_core::sched::Error) -> Error {
-    Error::from_errno(-e.errno())
-}
-
-/// Maps a slot-pool error to an errno.
-pub fn slot_err(e: SlotError) -> Error {
-    Error::from_errno(e.to_errno())
+/// The errno of a refused call of the core (the only place it is chosen).
+impl From<CoreError> for Error {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::Invalid => EINVAL,
+            CoreError::OutOfRange => ERANGE,
+            CoreError::Busy => EBUSY,
+            // What upstream GVT-g reports when a vGPU does not fit.
+            CoreError::NoSpace => ENOSPC,
+            CoreError::Exists => EEXIST,
+        }
+    }
 }
 
 // The scheduler (about 7 KB) and the slot pool (about 10 KB) must not be
@@ -229,21 +233,20 @@ fn boxed_sched() -> Result<KBox<Sched>> {
 #[inline(never)]
 fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
     // Built for the largest pool, then shrunk to the GPU's (`reconfigure`).
-    let init: &'static Result<Pool, SlotError> = &const {
+    let init: &'static Result<Pool, CoreError> = &const {
         Pool::new(PoolConfig {
             slots: MAX_SLOTS as u16,
             low_entries: 0,
             allocator: AllocatorKind::Static,
         })
     };
-    let init = init.as_ref().map_err(|e| slot_err(*e))?;
+    let init = init.as_ref().map_err(|e| *e)?;
     let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
     // SAFETY: As in `boxed_sched`: the pool is plain data.
     unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
     // SAFETY: Initialised just above.
     let mut pool = unsafe { b.assume_init() };
-    pool.reconfigure(cfg.slots, cfg.low_shared_entries)
-        .map_err(slot_err)?;
+    pool.reconfigure(cfg.slots, cfg.low_shared_entries)?;
     if !cfg.relocate {
         pool.set_relocation(false);
     }
@@ -377,10 +380,7 @@ impl Engine {
         if charge_low && low_after > self.cfg.low_mb {
             return Err(ENOSPC);
         }
-        let created = sl
-            .pool
-            .create_mb(id, high_mb, now / 1_000_000)
-            .map_err(slot_err)?;
+        let created = sl.pool.create_mb(id, high_mb, now / 1_000_000)?;
         self.apply_moves(p, &created.moves);
         if charge_low {
             st.low_used_mb = low_after;
@@ -406,13 +406,11 @@ impl Engine {
             Some(Some(m)) if !m.attached => m,
             _ => return Err(EINVAL),
         };
-        st.sched
-            .create(
-                usize::from(id),
-                m.type_weight,
-                m.low_mb.saturating_add(m.high_mb),
-            )
-            .map_err(sched_err)?;
+        st.sched.create(
+            usize::from(id),
+            m.type_weight,
+            m.low_mb.saturating_add(m.high_mb),
+        )?;
         m.attached = true;
         Ok(())
     }
@@ -427,7 +425,7 @@ impl Engine {
             Some(Some(m)) if m.attached => m,
             _ => return Err(EINVAL),
         };
-        st.sched.destroy(usize::from(id)).map_err(sched_err)?;
+        st.sched.destroy(usize::from(id))?;
         m.attached = false;
         Ok(())
     }
@@ -449,7 +447,7 @@ impl Engine {
             }
         }
         let mut sl = self.slots.lock();
-        let moves = sl.pool.destroy(id, now / 1_000_000).map_err(slot_err)?;
+        let moves = sl.pool.destroy(id, now / 1_000_000)?;
         self.apply_moves(p, &moves);
         Ok(())
     }
@@ -457,11 +455,7 @@ impl Engine {
     /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
     pub fn start(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .start(usize::from(id), now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.start(usize::from(id), now)?)
     }
 
     /// The vGPU stops being schedulable; its queued (not in-flight) work is
@@ -469,11 +463,7 @@ impl Engine {
     /// and reset; a GVT-g vGPU being destroyed).
     pub fn stop(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .stop(usize::from(id), now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.stop(usize::from(id), now)?)
     }
 
     /// Stops scheduling `id` but keeps the counts of its queued work, for a
@@ -482,11 +472,11 @@ impl Engine {
     /// reset of some engines).
     pub fn stop_keeping_queued(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        self.policy
+        Ok(self
+            .policy
             .lock()
             .sched
-            .stop_keeping_queued(usize::from(id), now)
-            .map_err(sched_err)
+            .stop_keeping_queued(usize::from(id), now)?)
     }
 
     // ---- workload events -------------------------------------------------
@@ -498,9 +488,7 @@ impl Engine {
         }
         let now = self.now_ns();
         let mut st = self.policy.lock();
-        st.sched
-            .queued(usize::from(id), engine, now)
-            .map_err(sched_err)?;
+        st.sched.queued(usize::from(id), engine, now)?;
         // `queued` just accepted `id`.
         warn_on!(st.sched.transferred(usize::from(id), bytes).is_err());
         Counters::bump(&self.counters.queued, 1);
@@ -522,8 +510,7 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .dispatched(usize::from(id), engine, queued_at, now)
-            .map_err(sched_err)?;
+            .dispatched(usize::from(id), engine, queued_at, now)?;
         trace::dispatch(&self.name, id, engine, now.saturating_sub(queued_at));
         Counters::bump(&self.counters.dispatched, 1);
         Ok(())
@@ -536,8 +523,7 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .completed(usize::from(id), engine, gpu_ns, now)
-            .map_err(sched_err)?;
+            .completed(usize::from(id), engine, gpu_ns, now)?;
         trace::complete(&self.name, id, engine, gpu_ns);
         Counters::bump(&self.counters.completed, 1);
         Ok(())
@@ -546,11 +532,11 @@ impl Engine {
     /// A workload of `id` queued on `engine` was discarded before dispatch
     /// (GVT-g: `completed` with `-ECANCELED`). `EINVAL` if none is queued.
     pub fn cancelled(&self, id: VgpuId, engine: usize) -> Result {
-        self.policy
+        Ok(self
+            .policy
             .lock()
             .sched
-            .cancelled(usize::from(id), engine)
-            .map_err(sched_err)
+            .cancelled(usize::from(id), engine)?)
     }
 
     /// Whether the engine thread of `engine` may take `id`'s head workload
@@ -594,7 +580,7 @@ impl Engine {
         let mut st = self.policy.lock();
         self.sample(p, &mut st, now);
         let prev = st.sched.current().and_then(|c| VgpuId::try_from(c).ok());
-        match st.sched.pick(now).map_err(sched_err)? {
+        match st.sched.pick(now)? {
             Pick::Idle => {
                 if prev.is_some() {
                     trace::switch(&self.name, prev, None, 0);
@@ -811,11 +797,7 @@ impl Engine {
     /// Switches policy at run time (takes effect at the next switch point).
     pub fn set_policy(&self, p: Policy) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .set_policy(p, now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.set_policy(p, now)?)
     }
 
     /// A scheduler tunable.
@@ -826,11 +808,7 @@ impl Engine {
     /// Sets a scheduler tunable (`ERANGE` outside its range).
     pub fn set_tunable(&self, t: Tunable, v: u64) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .set_tunable(t, v, now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.set_tunable(t, v, now)?)
     }
 
     /// Runs `f` on the slot pool (read-only).
@@ -839,10 +817,10 @@ impl Engine {
     }
 
     /// Runs `f` on the slot pool to change a tunable or the allocator.
-    pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, SlotError>) -> Result<R> {
+    pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, CoreError>) -> Result<R> {
         // The policy lock keeps vGPU creation out while the allocator changes.
         let _st = self.policy.lock();
-        f(&mut self.slots.lock().pool).map_err(slot_err)
+        Ok(f(&mut self.slots.lock().pool)?)
     }
 
     /// Turns periodic relocation on or off. `EOPNOTSUPP` to turn it on for
@@ -899,11 +877,7 @@ impl Engine {
 
     /// Overrides the weight of `id`.
     pub fn set_weight(&self, id: VgpuId, w: u32) -> Result {
-        self.policy
-            .lock()
-            .sched
-            .set_weight(usize::from(id), w)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.set_weight(usize::from(id), w)?)
     }
 
     /// Admin-set PCI-E bandwidth of `id` (0: measured).
@@ -917,9 +891,7 @@ impl Engine {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
         let meta = st.meta.get_mut(usize::from(id)).and_then(Option::as_mut);
-        st.sched
-            .set_bandwidth_mbps(usize::from(id), mbps)
-            .map_err(sched_err)?;
+        st.sched.set_bandwidth_mbps(usize::from(id), mbps)?;
         // The scheduler knows `id`: it is attached, so placed.
         warn_on!(meta.is_none());
         if let Some(m) = meta {

@@ -22,6 +22,9 @@
 
 /// Crate version, shown by the module in sysfs.
 pub const VERSION: &str = "0.1.0";
+
+mod error;
+pub mod sched;
 pub mod slots;
 
-pub mod sched;
+pub use error::Error;

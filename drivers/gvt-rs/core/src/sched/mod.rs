@@ -50,7 +50,6 @@
 
 mod bitmap;
 mod decision;
-mod error;
 mod fixed;
 mod gvtg;
 mod heap;
@@ -73,12 +72,12 @@ mod tests;
 #[cfg(test)]
 mod tests_gvtg;
 
+use super::Error;
 use bitmap::BITS;
 pub use decision::{
     Pick,
     SwitchStep, //
 };
-pub use error::Error;
 pub use gvtg::GvtgSwitch;
 pub use lathist::LAT_BUCKETS;
 pub use metrics::Fairness;

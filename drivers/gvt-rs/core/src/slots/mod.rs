@@ -20,7 +20,8 @@
 //! panic:
 //!
 //! * mdev create: [`SlotPool::create_mb`] (or [`SlotPool::create`]); on
-//!   error return [`SlotError::to_errno`]. Apply the returned moves.
+//!   error the engine returns the errno of the [`Error`](super::Error)
+//!   (`NoSpace`: `-ENOSPC`). Apply the returned moves.
 //! * mdev remove: [`SlotPool::destroy`]; apply the returned moves.
 //! * at the switch point, before dispatching the next vGPU:
 //!   [`SlotPool::switch_in`]; apply its moves, then copy its private entries
@@ -33,8 +34,8 @@
 //!   [`SlotPool::replace_pending`], clone the pool under the lock, call
 //!   [`SlotPool::plan_replace`] on the clone unlocked, then
 //!   [`SlotPool::apply_replace`] under the lock (`Busy`: retry next tick).
-//! * sysfs: the `set_*` tunables (errors map to `-EINVAL`/`-ERANGE`/
-//!   `-EBUSY`, nothing changes on error), [`SlotPool::available_instances_mb`]
+//! * sysfs: the `set_*` tunables (`Invalid`, `OutOfRange` or `Busy`;
+//!   nothing changes on error), [`SlotPool::available_instances_mb`]
 //!   for `available_instances`, [`SlotPool::stats`] and
 //!   [`SlotPool::placement`] for the per-vGPU view.
 //!
@@ -47,13 +48,14 @@
 // also mixes u16/u32/u64 widths, so truncating casts are refused here too.
 #![deny(clippy::cast_possible_truncation)]
 
+use super::Error;
+
 mod alloc_cost;
 mod alloc_dymsize;
 mod alloc_dymutil;
 mod alloc_gscale;
 mod alloc_static;
 mod config;
-mod error;
 mod monitor;
 mod moves;
 mod plan;
@@ -69,7 +71,6 @@ mod tests_prop;
 pub use alloc_cost::{MAX_SWEEPS, MIN_HISTORY};
 pub use alloc_gscale::GSCALE_WEIGHT;
 pub use config::{AllocatorKind, Tunables, UTIL_WINDOW_MAX};
-pub use error::SlotError;
 pub use monitor::UTIL_FULL_PPM;
 pub use moves::{Move, Moves};
 pub use pool::{

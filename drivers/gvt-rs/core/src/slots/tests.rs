@@ -195,7 +195,7 @@ fn algorithm1_ties_keep_creation_order() {
 fn vgpu_larger_than_pool_is_refused() {
     for k in AllocatorKind::ALL {
         let mut p = pool(5, k);
-        assert_eq!(p.create(0, 6, 0).unwrap_err(), SlotError::OutOfRange);
+        assert_eq!(p.create(0, 6, 0).unwrap_err(), Error::OutOfRange);
         assert_eq!(p.in_use(), 0);
     }
 }
@@ -392,8 +392,7 @@ fn static_is_exclusive_and_refuses_when_full() {
         p.create(i, 6, 0).unwrap();
     }
     assert_eq!(p.available_instances(6), 0);
-    assert_eq!(p.create(9, 6, 0).unwrap_err(), SlotError::NoSpace);
-    assert_eq!(SlotError::NoSpace.to_errno(), -28);
+    assert_eq!(p.create(9, 6, 0).unwrap_err(), Error::NoSpace);
     // Destroy one in the middle: exactly one 6-slot hole.
     p.destroy(4, 0).unwrap();
     assert_eq!(p.available_instances(6), 1);
@@ -557,57 +556,32 @@ fn errors_change_nothing() {
     p.create(0, 6, 0).unwrap();
     p.switch_in(0, 1).unwrap();
     let snap = format!("{p:?}");
-    assert_eq!(p.create(16, 1, 0).unwrap_err(), SlotError::OutOfRange);
-    assert_eq!(p.create(0, 1, 0).unwrap_err(), SlotError::Exists);
-    assert_eq!(p.create(1, 0, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.create(1, 13, 0).unwrap_err(), SlotError::OutOfRange);
-    assert_eq!(p.create_mb(1, 100, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.create_mb(1, 0, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.destroy(5, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.destroy(200, 0).unwrap_err(), SlotError::OutOfRange);
-    assert_eq!(p.switch_in(5, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(
-        p.sample(0, 1_000_001, 0).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(p.sample(3, 0, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(p.create(16, 1, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.create(0, 1, 0).unwrap_err(), Error::Exists);
+    assert_eq!(p.create(1, 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create(1, 13, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.create_mb(1, 100, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create_mb(1, 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.destroy(5, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.destroy(200, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.switch_in(5, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.sample(0, 1_000_001, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.sample(3, 0, 0).unwrap_err(), Error::Invalid);
     assert_eq!(
         p.set_allocator(AllocatorKind::Gscale).unwrap_err(),
-        SlotError::Busy
+        Error::Busy
     );
-    assert_eq!(
-        p.set_sample_period_ms(5).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_sample_period_ms(100).unwrap_err(),
-        SlotError::OutOfRange
-    ); // 200 samples
-    assert_eq!(
-        p.set_util_window_ms(500).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_util_window_ms(65_000).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_idle_threshold_ms(999).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_replace_period_ms(0).unwrap_err(),
-        SlotError::OutOfRange
-    );
+    assert_eq!(p.set_sample_period_ms(5).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_sample_period_ms(100).unwrap_err(), Error::OutOfRange); // 200 samples
+    assert_eq!(p.set_util_window_ms(500).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_util_window_ms(65_000).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_idle_threshold_ms(999).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_replace_period_ms(0).unwrap_err(), Error::OutOfRange);
     assert_eq!(
         p.set_move_penalty_pct(10_001).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(format!("{p:?}"), snap);
-    assert_eq!(SlotError::Invalid.to_errno(), -22);
-    assert_eq!(SlotError::OutOfRange.to_errno(), -34);
-    assert_eq!(SlotError::Busy.to_errno(), -16);
-    assert_eq!(SlotError::Exists.to_errno(), -17);
 }
 
 #[test]
@@ -636,7 +610,7 @@ fn allocator_names_round_trip_strictly() {
     for bad in ["", "GSCALE", "gscale ", "gscale\n\n", "dymgpu"] {
         assert_eq!(
             AllocatorKind::from_name(bad.as_bytes()),
-            Err(SlotError::Invalid)
+            Err(Error::Invalid)
         );
     }
 }
@@ -650,19 +624,19 @@ fn pool_capacity_is_validated() {
     };
     assert_eq!(
         SlotPool::<16, 64>::new(cfg(0)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(
         SlotPool::<16, 64>::new(cfg(65)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(
         SlotPool::<65, 64>::new(cfg(8)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(
         SlotPool::<0, 64>::new(cfg(8)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert!(SlotPool::<64, 64>::new(cfg(64)).is_ok());
     assert_eq!(mb_to_slots(704), Ok(11));
@@ -763,24 +737,24 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
     let plan = p.clone().plan_replace();
     p.create(3, 2, 21_000).unwrap();
     let snap = format!("{p:?}");
-    assert_eq!(p.apply_replace(&plan).unwrap_err(), SlotError::Busy);
+    assert_eq!(p.apply_replace(&plan).unwrap_err(), Error::Busy);
     assert_eq!(format!("{p:?}"), snap);
 }
 
 #[test]
 fn reconfigure_resizes_an_empty_pool_only() {
     let mut p = pool(54, AllocatorKind::Static);
-    assert_eq!(p.reconfigure(0, 0), Err(SlotError::OutOfRange));
-    assert_eq!(p.reconfigure(65, 0), Err(SlotError::OutOfRange));
+    assert_eq!(p.reconfigure(0, 0), Err(Error::OutOfRange));
+    assert_eq!(p.reconfigure(65, 0), Err(Error::OutOfRange));
     assert_eq!(p.reconfigure(8, 0), Ok(()));
     assert_eq!(p.slots(), 8);
     // Static: two 4-slot vGPUs fill 8 slots; a third does not fit.
     p.create(0, 4, 0).unwrap();
     p.create(1, 4, 0).unwrap();
-    assert_eq!(p.create(2, 4, 0).map(|c| c.start), Err(SlotError::NoSpace));
+    assert_eq!(p.create(2, 4, 0).map(|c| c.start), Err(Error::NoSpace));
     assert_eq!(p.available_instances(1), 0);
     // Not while vGPUs exist, and a failed call changes nothing.
-    assert_eq!(p.reconfigure(16, 0), Err(SlotError::Busy));
+    assert_eq!(p.reconfigure(16, 0), Err(Error::Busy));
     assert_eq!(p.slots(), 8);
     p.destroy(0, 0).unwrap();
     p.destroy(1, 0).unwrap();
