@@ -60,7 +60,7 @@ mod tests {
         let before = p.totals().high_slots;
         for _ in 0..rounds {
             for id in 0..4u8 {
-                *now += 16;
+                *now += 16 * MS;
                 p.switch_in(id, *now).map_err(|_| EINVAL)?;
             }
         }

@@ -380,7 +380,7 @@ impl Engine {
         if charge_low && low_after > self.cfg.low_mb {
             return Err(ENOSPC);
         }
-        let created = sl.pool.create_mb(id, high_mb, now / 1_000_000)?;
+        let created = sl.pool.create_mb(id, high_mb, now)?;
         self.apply_moves(p, &created.moves);
         if charge_low {
             st.low_used_mb = low_after;
@@ -447,7 +447,7 @@ impl Engine {
             }
         }
         let mut sl = self.slots.lock();
-        let moves = sl.pool.destroy(id, now / 1_000_000)?;
+        let moves = sl.pool.destroy(id, now)?;
         self.apply_moves(p, &moves);
         Ok(())
     }
@@ -680,7 +680,7 @@ impl Engine {
 
     fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {
         let mut sl = self.slots.lock();
-        let Ok(plan) = sl.pool.switch_in(id, now / 1_000_000) else {
+        let Ok(plan) = sl.pool.switch_in(id, now) else {
             return;
         };
         self.apply_moves(p, plan.moves());
@@ -717,13 +717,12 @@ impl Engine {
             }
         }
         let mut sl = self.slots.lock();
-        let period_ns = u64::from(sl.pool.tunables().sample_period_ms()).saturating_mul(1_000_000);
+        let period_ns = sl.pool.tunables().sample_period_ns();
         let elapsed = now.saturating_sub(st.last_sample_ns);
         if elapsed < period_ns || elapsed == 0 {
             return;
         }
         st.last_sample_ns = now;
-        let now_ms = now / 1_000_000;
         for idx in 0..MAX_VGPUS {
             let Some(busy) = st.sched.stats(idx).map(|s| s.busy_ns) else {
                 continue;
@@ -737,10 +736,10 @@ impl Engine {
             let ppm = u32::try_from(ppm.min(1_000_000)).unwrap_or(1_000_000);
             if let Ok(id) = VgpuId::try_from(idx) {
                 // Placed (it has `meta`), and `ppm` is at most 1_000_000.
-                warn_on!(sl.pool.sample(id, ppm, now_ms).is_err());
+                warn_on!(sl.pool.sample(id, ppm, now).is_err());
             }
         }
-        let moves = sl.pool.tick(now_ms);
+        let moves = sl.pool.tick(now);
         self.apply_moves(p, &moves);
     }
 

@@ -120,6 +120,11 @@ impl Tunables {
         self.sample_period_ms
     }
 
+    /// [`Tunables::sample_period_ms`] in ns, the unit of the pool's `now`.
+    pub fn sample_period_ns(&self) -> u64 {
+        u64::from(self.sample_period_ms).saturating_mul(1_000_000)
+    }
+
     /// Utilization averaging window, in ms (default 20 000).
     pub const fn util_window_ms(&self) -> u32 {
         self.util_window_ms

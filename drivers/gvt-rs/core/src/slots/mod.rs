@@ -17,7 +17,8 @@
 //!
 //! One [`SlotPool`] per physical GPU, behind a lock (innermost, never held
 //! across `dma_map`). All calls are bounded, allocate nothing and cannot
-//! panic:
+//! panic; time (`now`) is `u64` ns of a monotonic clock, as for the
+//! scheduler (the pool keeps ms, the unit of its tunables):
 //!
 //! * mdev create: [`SlotPool::create_mb`] (or [`SlotPool::create`]); on
 //!   error the engine returns the errno of the [`Error`](super::Error)

@@ -347,7 +347,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// `Invalid` (size 0), `Exists` (id in use), `NoSpace` (`static` has no
     /// free window). Moves of other vGPUs are returned for the kernel to
     /// apply before the new vGPU first runs.
-    pub fn create(&mut self, id: u8, size: u16, now_ms: u64) -> Result<Created<V>, Error> {
+    pub fn create(&mut self, id: u8, size: u16, now: u64) -> Result<Created<V>, Error> {
+        let now_ms = ms_of(now);
         let idx = usize::from(id);
         match self.vgpus.get(idx) {
             None => return Err(Error::OutOfRange),
@@ -422,15 +423,15 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// [`SlotPool::create`] with the size in MB, which must be a positive
     /// multiple of 64 (`Invalid` otherwise).
-    pub fn create_mb(&mut self, id: u8, mb: u32, now_ms: u64) -> Result<Created<V>, Error> {
+    pub fn create_mb(&mut self, id: u8, mb: u32, now: u64) -> Result<Created<V>, Error> {
         let s = mb_to_slots(mb)?;
-        self.create(id, s, now_ms)
+        self.create(id, s, now)
     }
 
     /// Destroys vGPU `id` and forgets its residency. Under `dymgpu-size`, if
     /// it held a slot nobody else used, the others are re-placed (returned).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn destroy(&mut self, id: u8, _now_ms: u64) -> Result<Moves<V>, Error> {
+    pub fn destroy(&mut self, id: u8, _now: u64) -> Result<Moves<V>, Error> {
         let v = *self.used(id)?;
         let mut moves = Moves::new();
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
@@ -456,7 +457,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// entries the kernel must copy into the hardware GTT, and marks them
     /// resident. A parked vGPU is first re-inserted (moves in the plan).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn switch_in(&mut self, id: u8, now_ms: u64) -> Result<SwitchPlan<V, M>, Error> {
+    pub fn switch_in(&mut self, id: u8, now: u64) -> Result<SwitchPlan<V, M>, Error> {
+        let now_ms = ms_of(now);
         let (mut plan, n) = self.load_range(id)?;
         let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
         if low {
@@ -533,7 +535,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// of the last sample period it kept the GPU busy, in parts per million
     /// (0..=1 000 000, `OutOfRange` above). A non-zero sample also counts as
     /// activity for the idle rule.
-    pub fn sample(&mut self, id: u8, busy_ppm: u32, now_ms: u64) -> Result<(), Error> {
+    pub fn sample(&mut self, id: u8, busy_ppm: u32, now: u64) -> Result<(), Error> {
+        let now_ms = ms_of(now);
         self.used(id)?;
         if busy_ppm > UTIL_FULL_PPM {
             return Err(Error::OutOfRange);
@@ -548,7 +551,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// (no vGPU running on the engines): parks vGPUs idle for the threshold
     /// (`dymgpu-size`) and, every re-placement period, re-places vGPUs
     /// (`dymgpu-util`, `cost`). Returns the moves to apply.
-    pub fn tick(&mut self, now_ms: u64) -> Moves<V> {
+    pub fn tick(&mut self, now: u64) -> Moves<V> {
+        let now_ms = ms_of(now);
         let mut moves = Moves::new();
         let thr = u64::from(self.tun.idle_threshold_ms());
         if self.kind == AllocatorKind::DymSize && thr != 0 {
@@ -842,4 +846,10 @@ pub fn mb_to_slots(mb: u32) -> Result<u16, Error> {
         return Err(Error::Invalid);
     }
     u16::try_from(mb / SLOT_MB).map_err(|_| Error::OutOfRange)
+}
+
+/// The pool keeps its history in milliseconds (the unit of its tunables);
+/// callers pass time as everywhere in the core, ns of a monotonic clock.
+const fn ms_of(now: u64) -> u64 {
+    now / 1_000_000
 }
