@@ -82,8 +82,9 @@ pub const MAX_SLOTS: usize = 64;
 pub type Sched = Scheduler<MAX_VGPUS>;
 /// The slot pool type of one GPU.
 pub type Pool = SlotPool<MAX_VGPUS, MAX_SLOTS>;
-/// A vGPU's index in its GPU (`0..MAX_VGPUS`).
-pub type VgpuId = u8;
+/// A vGPU's index in its GPU (`0..MAX_VGPUS`): the core's id, the same
+/// for the scheduler and the slot pool.
+pub type VgpuId = crate::gvt_core::VgpuId;
 
 /// A kind of vGPU, as GVT-g's `intel_vgpu_configs[]`.
 pub struct VgpuType {
@@ -367,13 +368,11 @@ impl Engine {
         let now = self.now_ns();
         let mut guard = self.policy.lock();
         let st = &mut *guard;
-        let (idx, slot) = st
-            .meta
-            .iter_mut()
-            .enumerate()
+        // The table has one entry per id, in id order.
+        let (id, slot) = (0..)
+            .zip(st.meta.iter_mut())
             .find(|(_, m)| m.is_none())
             .ok_or(ENOSPC)?;
-        let id = VgpuId::try_from(idx).map_err(|_| ENOSPC)?;
         let mut sl = self.slots.lock();
         let charge_low = !sl.pool.allocator().shares();
         let low_after = st.low_used_mb.checked_add(low_mb).ok_or(ENOSPC)?;
@@ -406,11 +405,8 @@ impl Engine {
             Some(Some(m)) if !m.attached => m,
             _ => return Err(EINVAL),
         };
-        st.sched.create(
-            usize::from(id),
-            m.type_weight,
-            m.low_mb.saturating_add(m.high_mb),
-        )?;
+        st.sched
+            .create(id, m.type_weight, m.low_mb.saturating_add(m.high_mb))?;
         m.attached = true;
         Ok(())
     }
@@ -425,7 +421,7 @@ impl Engine {
             Some(Some(m)) if m.attached => m,
             _ => return Err(EINVAL),
         };
-        st.sched.destroy(usize::from(id))?;
+        st.sched.destroy(id)?;
         m.attached = false;
         Ok(())
     }
@@ -455,7 +451,7 @@ impl Engine {
     /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
     pub fn start(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.start(usize::from(id), now)?)
+        Ok(self.policy.lock().sched.start(id, now)?)
     }
 
     /// The vGPU stops being schedulable; its queued (not in-flight) work is
@@ -463,7 +459,7 @@ impl Engine {
     /// and reset; a GVT-g vGPU being destroyed).
     pub fn stop(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.stop(usize::from(id), now)?)
+        Ok(self.policy.lock().sched.stop(id, now)?)
     }
 
     /// Stops scheduling `id` but keeps the counts of its queued work, for a
@@ -472,11 +468,7 @@ impl Engine {
     /// reset of some engines).
     pub fn stop_keeping_queued(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self
-            .policy
-            .lock()
-            .sched
-            .stop_keeping_queued(usize::from(id), now)?)
+        Ok(self.policy.lock().sched.stop_keeping_queued(id, now)?)
     }
 
     // ---- workload events -------------------------------------------------
@@ -488,9 +480,9 @@ impl Engine {
         }
         let now = self.now_ns();
         let mut st = self.policy.lock();
-        st.sched.queued(usize::from(id), engine, now)?;
+        st.sched.queued(id, engine, now)?;
         // `queued` just accepted `id`.
-        warn_on!(st.sched.transferred(usize::from(id), bytes).is_err());
+        warn_on!(st.sched.transferred(id, bytes).is_err());
         Counters::bump(&self.counters.queued, 1);
         Ok(())
     }
@@ -499,8 +491,7 @@ impl Engine {
     /// (GVT-g: `pick_next_workload` on `current_vgpu`), or `None`.
     pub fn next_vgpu(&self, engine: usize) -> Option<VgpuId> {
         let now = self.now_ns();
-        let id = self.policy.lock().sched.next_vgpu(engine, now)?;
-        VgpuId::try_from(id).ok()
+        self.policy.lock().sched.next_vgpu(engine, now)
     }
 
     /// The head workload of `id` on `engine`, queued at `queued_at` (engine
@@ -510,7 +501,7 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .dispatched(usize::from(id), engine, queued_at, now)?;
+            .dispatched(id, engine, queued_at, now)?;
         trace::dispatch(&self.name, id, engine, now.saturating_sub(queued_at));
         Counters::bump(&self.counters.dispatched, 1);
         Ok(())
@@ -523,7 +514,7 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .completed(usize::from(id), engine, gpu_ns, now)?;
+            .completed(id, engine, gpu_ns, now)?;
         trace::complete(&self.name, id, engine, gpu_ns);
         Counters::bump(&self.counters.completed, 1);
         Ok(())
@@ -532,11 +523,7 @@ impl Engine {
     /// A workload of `id` queued on `engine` was discarded before dispatch
     /// (GVT-g: `completed` with `-ECANCELED`). `EINVAL` if none is queued.
     pub fn cancelled(&self, id: VgpuId, engine: usize) -> Result {
-        Ok(self
-            .policy
-            .lock()
-            .sched
-            .cancelled(usize::from(id), engine)?)
+        Ok(self.policy.lock().sched.cancelled(id, engine)?)
     }
 
     /// Whether the engine thread of `engine` may take `id`'s head workload
@@ -544,10 +531,7 @@ impl Engine {
     /// provider must ask for a decision.
     pub fn may_dispatch(&self, id: VgpuId, engine: usize) -> bool {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .may_dispatch(usize::from(id), engine, now)
+        self.policy.lock().sched.may_dispatch(id, engine, now)
     }
 
     /// Timer event: call at [`Engine::next_timer`].
@@ -579,7 +563,7 @@ impl Engine {
         let now = self.now_ns();
         let mut st = self.policy.lock();
         self.sample(p, &mut st, now);
-        let prev = st.sched.current().and_then(|c| VgpuId::try_from(c).ok());
+        let prev = st.sched.current();
         match st.sched.pick(now)? {
             Pick::Idle => {
                 if prev.is_some() {
@@ -588,11 +572,10 @@ impl Engine {
                 Ok(None)
             }
             Pick::Run {
-                vgpu,
+                vgpu: id,
                 switched,
                 slice_ns,
             } => {
-                let id = VgpuId::try_from(vgpu).map_err(|_| EINVAL)?;
                 if switched {
                     trace::switch(&self.name, prev, Some(id), slice_ns);
                     Counters::bump(&self.counters.switches, 1);
@@ -702,17 +685,15 @@ impl Engine {
     fn sample<P: Provider + ?Sized>(&self, p: &P, st: &mut PolicyState, now: u64) {
         if now.saturating_sub(st.last_cpu_ns) >= CPU_SAMPLE_NS {
             st.last_cpu_ns = now;
-            for idx in 0..MAX_VGPUS {
-                let started = st.sched.stats(idx).is_some_and(|s| s.started);
+            // One `meta` entry per id: every id.
+            for (id, _) in (0..).zip(st.meta.iter()) {
+                let started = st.sched.stats(id).is_some_and(|s| s.started);
                 if !started {
                     continue;
                 }
-                let Ok(id) = VgpuId::try_from(idx) else {
-                    continue;
-                };
                 if let Some(ns) = p.vm_cpu_ns(id) {
                     // A started vGPU is in the scheduler.
-                    warn_on!(st.sched.cpu_time(idx, ns).is_err());
+                    warn_on!(st.sched.cpu_time(id, ns).is_err());
                 }
             }
         }
@@ -723,21 +704,19 @@ impl Engine {
             return;
         }
         st.last_sample_ns = now;
-        for idx in 0..MAX_VGPUS {
-            let Some(busy) = st.sched.stats(idx).map(|s| s.busy_ns) else {
+        for (id, meta) in (0..).zip(st.meta.iter_mut()) {
+            let Some(busy) = st.sched.stats(id).map(|s| s.busy_ns) else {
                 continue;
             };
-            let Some(Some(m)) = st.meta.get_mut(idx) else {
+            let Some(m) = meta else {
                 continue;
             };
             let delta = busy.saturating_sub(m.last_busy_ns);
             m.last_busy_ns = busy;
             let ppm = delta.saturating_mul(1_000_000) / elapsed;
             let ppm = u32::try_from(ppm.min(1_000_000)).unwrap_or(1_000_000);
-            if let Ok(id) = VgpuId::try_from(idx) {
-                // Placed (it has `meta`), and `ppm` is at most 1_000_000.
-                warn_on!(sl.pool.sample(id, ppm, now).is_err());
-            }
+            // Placed (it has `meta`), and `ppm` is at most 1_000_000.
+            warn_on!(sl.pool.sample(id, ppm, now).is_err());
         }
         let moves = sl.pool.tick(now);
         self.apply_moves(p, &moves);
@@ -844,19 +823,19 @@ impl Engine {
     }
 
     /// The running vGPU.
-    pub fn current(&self) -> Option<usize> {
+    pub fn current(&self) -> Option<VgpuId> {
         self.policy.lock().sched.current()
     }
 
     /// The running vGPU if the scheduler asks for its vCPUs to be
     /// favoured (GPU-centric coscheduling, `Scheduler::coschedule`).
-    pub fn coschedule(&self) -> Option<usize> {
+    pub fn coschedule(&self) -> Option<VgpuId> {
         self.policy.lock().sched.coschedule()
     }
 
     /// Scheduler statistics of `id`.
     pub fn vgpu_stats(&self, id: VgpuId) -> Option<VgpuStats> {
-        self.policy.lock().sched.stats(usize::from(id))
+        self.policy.lock().sched.stats(id)
     }
 
     /// Slot placement and copy counters of `id`.
@@ -876,7 +855,7 @@ impl Engine {
 
     /// Overrides the weight of `id`.
     pub fn set_weight(&self, id: VgpuId, w: u32) -> Result {
-        Ok(self.policy.lock().sched.set_weight(usize::from(id), w)?)
+        Ok(self.policy.lock().sched.set_weight(id, w)?)
     }
 
     /// Admin-set PCI-E bandwidth of `id` (0: measured).
@@ -890,7 +869,7 @@ impl Engine {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
         let meta = st.meta.get_mut(usize::from(id)).and_then(Option::as_mut);
-        st.sched.set_bandwidth_mbps(usize::from(id), mbps)?;
+        st.sched.set_bandwidth_mbps(id, mbps)?;
         // The scheduler knows `id`: it is attached, so placed.
         warn_on!(meta.is_none());
         if let Some(m) = meta {

@@ -28,3 +28,7 @@ pub mod sched;
 pub mod slots;
 
 pub use error::Error;
+
+/// A vGPU's id on its GPU, the same in the scheduler and the slot pool
+/// (`0..N` of a `Scheduler<N>`, `0..V` of a `SlotPool<V, M>`).
+pub type VgpuId = u8;

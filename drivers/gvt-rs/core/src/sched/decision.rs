@@ -9,7 +9,7 @@ pub enum Pick {
     /// ends at a dispatch boundary; in-flight work is never preempted).
     Run {
         /// The vGPU to run.
-        vgpu: usize,
+        vgpu: super::VgpuId,
         /// Length of the turn (for `tbs`, until the next tick).
         slice_ns: u64,
         /// Whether this is a different vGPU than before (a context switch).

@@ -72,7 +72,10 @@ mod tests;
 #[cfg(test)]
 mod tests_gvtg;
 
-use super::Error;
+use super::{
+    Error,
+    VgpuId, //
+};
 use bitmap::BITS;
 pub use decision::{
     Pick,

@@ -22,6 +22,7 @@ use super::{
     Policy,
     SwitchStep,
     Tunable,
+    VgpuId,
     MAX_ENGINES,
     MAX_VGPUS,
     WEIGHT_RANGE, //
@@ -174,7 +175,8 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// Creates vGPU `id` (stopped) with a weight and a graphics-memory size.
-    pub fn create(&mut self, id: usize, weight: u32, gm_mb: u32) -> Result<(), Error> {
+    pub fn create(&mut self, id: VgpuId, weight: u32, gm_mb: u32) -> Result<(), Error> {
+        let id = usize::from(id);
         if id >= N || id >= MAX_VGPUS {
             return Err(Error::OutOfRange);
         }
@@ -194,7 +196,8 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// Destroys a stopped vGPU with no work in flight.
-    pub fn destroy(&mut self, id: usize) -> Result<(), Error> {
+    pub fn destroy(&mut self, id: VgpuId) -> Result<(), Error> {
+        let id = usize::from(id);
         let g = self.vg(id)?;
         if g.life == Life::Started || g.inflight > 0 {
             return Err(Error::Busy);
@@ -209,7 +212,8 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// Starts scheduling `id` (idempotent).
-    pub fn start(&mut self, id: usize, now: u64) -> Result<(), Error> {
+    pub fn start(&mut self, id: VgpuId, now: u64) -> Result<(), Error> {
+        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         if g.life == Life::Started {
             return Ok(());
@@ -232,7 +236,8 @@ impl<const N: usize> Scheduler<N> {
 
     /// Stops scheduling `id` (idempotent): its queued work is forgotten (the
     /// kernel discards it); completions of in-flight work are still accepted.
-    pub fn stop(&mut self, id: usize, now: u64) -> Result<(), Error> {
+    pub fn stop(&mut self, id: VgpuId, now: u64) -> Result<(), Error> {
+        let id = usize::from(id);
         self.stop_with(id, now, false)
     }
 
@@ -242,7 +247,8 @@ impl<const N: usize> Scheduler<N> {
     /// queues, reporting each workload it discards with
     /// [`Scheduler::cancelled`]. What is still queued is scheduled again
     /// after [`Scheduler::start`], and charged when it runs.
-    pub fn stop_keeping_queued(&mut self, id: usize, now: u64) -> Result<(), Error> {
+    pub fn stop_keeping_queued(&mut self, id: VgpuId, now: u64) -> Result<(), Error> {
+        let id = usize::from(id);
         self.stop_with(id, now, true)
     }
 
@@ -275,7 +281,8 @@ impl<const N: usize> Scheduler<N> {
 
     /// Changes the weight of `id` (takes effect at the next charge, round or
     /// `tbs` balance).
-    pub fn set_weight(&mut self, id: usize, weight: u32) -> Result<(), Error> {
+    pub fn set_weight(&mut self, id: VgpuId, weight: u32) -> Result<(), Error> {
+        let id = usize::from(id);
         if weight < WEIGHT_RANGE.0 || weight > WEIGHT_RANGE.1 {
             self.vg(id)?;
             return Err(Error::OutOfRange);
@@ -289,7 +296,8 @@ impl<const N: usize> Scheduler<N> {
 
     /// Admin-set PCI-E bandwidth of `id` in MB/s for Eq. 2 (0: measure from
     /// [`Scheduler::transferred`]).
-    pub fn set_bandwidth_mbps(&mut self, id: usize, mbps: u32) -> Result<(), Error> {
+    pub fn set_bandwidth_mbps(&mut self, id: VgpuId, mbps: u32) -> Result<(), Error> {
+        let id = usize::from(id);
         if u64::from(mbps) > Tunable::VmcgLinkMbps.range().1 {
             self.vg(id)?;
             return Err(Error::OutOfRange);
@@ -309,7 +317,8 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// A workload was queued on `engine` of started vGPU `id`.
-    pub fn queued(&mut self, id: usize, engine: usize, now: u64) -> Result<(), Error> {
+    pub fn queued(&mut self, id: VgpuId, engine: usize, now: u64) -> Result<(), Error> {
+        let id = usize::from(id);
         Self::check_engine(engine)?;
         if self.vg(id)?.life != Life::Started {
             return Err(Error::Invalid);
@@ -385,8 +394,10 @@ impl<const N: usize> Scheduler<N> {
     /// ahead of other threads), so that its synchronous round trips
     /// complete within the turn. A hint: the core's decisions do not
     /// depend on whether the provider acts on it.
-    pub fn coschedule(&self) -> Option<usize> {
-        self.current.filter(|&c| self.is_interactive(c))
+    pub fn coschedule(&self) -> Option<VgpuId> {
+        self.current
+            .filter(|&c| self.is_interactive(c))
+            .and_then(id_of)
     }
 
     /// Usage above which a backlogged vGPU waits (`u64::MAX`: throttle off).
@@ -440,7 +451,7 @@ impl<const N: usize> Scheduler<N> {
 
     /// Engine `engine` is free: the vGPU whose head workload on that engine
     /// it should take, or `None` (nothing to do, or the turn is over).
-    pub fn next_vgpu(&mut self, engine: usize, now: u64) -> Option<usize> {
+    pub fn next_vgpu(&mut self, engine: usize, now: u64) -> Option<VgpuId> {
         let c = self.current?;
         if self.turn_over(c, now) {
             return None;
@@ -452,18 +463,19 @@ impl<const N: usize> Scheduler<N> {
         if !self.ops().may_dispatch(self, c) {
             return None;
         }
-        Some(c)
+        id_of(c)
     }
 
     /// The head workload of `id` on `engine`, queued at `queued_at`, was
     /// dispatched to the hardware at `now`.
     pub fn dispatched(
         &mut self,
-        id: usize,
+        id: VgpuId,
         engine: usize,
         queued_at: u64,
         now: u64,
     ) -> Result<(), Error> {
+        let id = usize::from(id);
         self.take_pending(id, engine)?;
         let g = self.vg_mut(id)?;
         if let Some(c) = g.ch.get_mut(engine) {
@@ -487,11 +499,12 @@ impl<const N: usize> Scheduler<N> {
     /// A workload of `id` on `engine` completed, having used `gpu_ns` of GPU time.
     pub fn completed(
         &mut self,
-        id: usize,
+        id: VgpuId,
         engine: usize,
         gpu_ns: u64,
         now: u64,
     ) -> Result<(), Error> {
+        let id = usize::from(id);
         Self::check_engine(engine)?;
         self.vg(id)?;
         self.roll(now);
@@ -527,7 +540,8 @@ impl<const N: usize> Scheduler<N> {
     /// A workload of `id` queued on `engine` was discarded before it was
     /// dispatched (a vGPU or engine reset). `Invalid` if none is queued,
     /// which is the case after [`Scheduler::stop`] already forgot them.
-    pub fn cancelled(&mut self, id: usize, engine: usize) -> Result<(), Error> {
+    pub fn cancelled(&mut self, id: VgpuId, engine: usize) -> Result<(), Error> {
+        let id = usize::from(id);
         self.take_pending(id, engine)?;
         if let Some(g) = self.v.get(id) {
             self.vmcg.refresh(id, g);
@@ -573,19 +587,21 @@ impl<const N: usize> Scheduler<N> {
     /// ([`Scheduler::need_resched`] then holds): a provider that holds work
     /// back must ask for a decision. Work the scheduler does not know of
     /// (counts out of step) is let through rather than stalled.
-    pub fn may_dispatch(&mut self, id: usize, engine: usize, now: u64) -> bool {
+    pub fn may_dispatch(&mut self, id: VgpuId, engine: usize, now: u64) -> bool {
         self.next_vgpu(engine, now) == Some(id) || !self.need_resched(now)
     }
 
     /// Cumulative CPU time of `id`'s VM (all vCPUs), sampled at `now`.
-    pub fn cpu_time(&mut self, id: usize, total_ns: u64) -> Result<(), Error> {
+    pub fn cpu_time(&mut self, id: VgpuId, total_ns: u64) -> Result<(), Error> {
+        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         g.cpu_ns = g.cpu_ns.max(total_ns);
         Ok(())
     }
 
     /// `bytes` more were transferred for `id` (DMA or shadowed command bytes).
-    pub fn transferred(&mut self, id: usize, bytes: u64) -> Result<(), Error> {
+    pub fn transferred(&mut self, id: VgpuId, bytes: u64) -> Result<(), Error> {
+        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         g.bytes = g.bytes.saturating_add(bytes);
         Ok(())
@@ -664,32 +680,40 @@ impl<const N: usize> Scheduler<N> {
         if let Some(c) = prev {
             self.end_turn(c, now);
         }
-        let chosen = self.ops().pick_next(self, prev, now);
+        let chosen = self.ops().pick_next(self, prev, now).and_then(id_of);
         self.force = false;
         self.picks = self.picks.wrapping_add(1);
-        if chosen != prev {
+        self.current = chosen.map(usize::from);
+        let switched = self.current != prev;
+        if switched {
             self.switches = self.switches.wrapping_add(1);
         }
-        self.current = chosen;
         self.turn_start = now;
         self.turn_gpu_ns = 0;
         self.turn_dispatched = 0;
         self.turn_idle_ns = 0;
         self.idle_since = None;
-        let Some(id) = chosen else {
+        let Some(vgpu) = chosen else {
             self.turn_slice = 0;
             return Ok(Pick::Idle);
         };
-        self.turn_slice = self.ops().begin_turn(self, id);
+        self.turn_slice = self.ops().begin_turn(self, usize::from(vgpu));
         Ok(Pick::Run {
-            vgpu: id,
+            vgpu,
             slice_ns: self.turn_slice,
-            switched: chosen != prev,
+            switched,
         })
     }
 
     /// The running vGPU, if any.
-    pub fn current(&self) -> Option<usize> {
-        self.current
+    pub fn current(&self) -> Option<VgpuId> {
+        self.current.and_then(id_of)
     }
+}
+
+/// The id of index `i`. Every index the scheduler holds came in as a
+/// [`VgpuId`] (the internal tables are indexed by `usize`), so this is
+/// `None` only for an index that cannot exist.
+fn id_of(i: usize) -> Option<VgpuId> {
+    VgpuId::try_from(i).ok()
 }

@@ -14,6 +14,7 @@ use super::{
     vchannel::Life,
     Scheduler,
     Tunable,
+    VgpuId,
     VSCALE, //
 };
 
@@ -138,7 +139,8 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// Statistics of vGPU `id`, `None` if it does not exist.
-    pub fn stats(&self, id: usize) -> Option<VgpuStats> {
+    pub fn stats(&self, id: VgpuId) -> Option<VgpuStats> {
+        let id = usize::from(id);
         let g = self.vg(id).ok()?;
         Some(VgpuStats {
             started: g.life == Life::Started,

@@ -49,7 +49,10 @@
 // also mixes u16/u32/u64 widths, so truncating casts are refused here too.
 #![deny(clippy::cast_possible_truncation)]
 
-use super::Error;
+use super::{
+    Error,
+    VgpuId, //
+};
 
 mod alloc_cost;
 mod alloc_dymsize;

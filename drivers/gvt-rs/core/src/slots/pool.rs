@@ -11,8 +11,11 @@ use super::moves::{Move, Moves};
 use super::plan::{add_range, free_windows, occupancy, shared_slots, Item, Items};
 use super::residency::{Residency, SwitchPlan};
 use super::stats::CopyStats;
-use super::Error;
 use super::{alloc_cost, alloc_gscale, alloc_static, ENTRIES_PER_SLOT, SLOT_MB};
+use super::{
+    Error,
+    VgpuId, //
+};
 
 /// Switch-ins the pool remembers for the `cost` allocator's estimator.
 pub const HISTORY: usize = 256;
@@ -193,7 +196,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Placement of vGPU `id`, if it is in use.
-    pub fn placement(&self, id: u8) -> Option<Placement> {
+    pub fn placement(&self, id: VgpuId) -> Option<Placement> {
         let v = self.used(id).ok()?;
         Some(Placement {
             start: v.start,
@@ -203,12 +206,12 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Whose entries hardware slot `slot` holds.
-    pub fn owner(&self, slot: u16) -> Option<u8> {
+    pub fn owner(&self, slot: u16) -> Option<VgpuId> {
         self.res.owner(slot)
     }
 
     /// Whose entries the shared low-GM region holds.
-    pub fn low_owner(&self) -> Option<u8> {
+    pub fn low_owner(&self) -> Option<VgpuId> {
         self.res.low_owner()
     }
 
@@ -231,7 +234,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Copy counters of vGPU `id` since it was created.
-    pub fn stats(&self, id: u8) -> Option<CopyStats> {
+    pub fn stats(&self, id: VgpuId) -> Option<CopyStats> {
         self.used(id).ok().map(|v| v.stats)
     }
 
@@ -242,7 +245,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Average utilization of `id` over the window, in ppm.
-    pub fn utilization(&self, id: u8) -> Option<u32> {
+    pub fn utilization(&self, id: VgpuId) -> Option<u32> {
         let w = self.tun.window_samples();
         self.used(id).ok().map(|v| v.mon.average(w))
     }
@@ -347,7 +350,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// `Invalid` (size 0), `Exists` (id in use), `NoSpace` (`static` has no
     /// free window). Moves of other vGPUs are returned for the kernel to
     /// apply before the new vGPU first runs.
-    pub fn create(&mut self, id: u8, size: u16, now: u64) -> Result<Created<V>, Error> {
+    pub fn create(&mut self, id: VgpuId, size: u16, now: u64) -> Result<Created<V>, Error> {
         let now_ms = ms_of(now);
         let idx = usize::from(id);
         match self.vgpus.get(idx) {
@@ -423,7 +426,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// [`SlotPool::create`] with the size in MB, which must be a positive
     /// multiple of 64 (`Invalid` otherwise).
-    pub fn create_mb(&mut self, id: u8, mb: u32, now: u64) -> Result<Created<V>, Error> {
+    pub fn create_mb(&mut self, id: VgpuId, mb: u32, now: u64) -> Result<Created<V>, Error> {
         let s = mb_to_slots(mb)?;
         self.create(id, s, now)
     }
@@ -431,7 +434,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// Destroys vGPU `id` and forgets its residency. Under `dymgpu-size`, if
     /// it held a slot nobody else used, the others are re-placed (returned).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn destroy(&mut self, id: u8, _now: u64) -> Result<Moves<V>, Error> {
+    pub fn destroy(&mut self, id: VgpuId, _now: u64) -> Result<Moves<V>, Error> {
         let v = *self.used(id)?;
         let mut moves = Moves::new();
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
@@ -457,7 +460,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// entries the kernel must copy into the hardware GTT, and marks them
     /// resident. A parked vGPU is first re-inserted (moves in the plan).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn switch_in(&mut self, id: u8, now: u64) -> Result<SwitchPlan<V, M>, Error> {
+    pub fn switch_in(&mut self, id: VgpuId, now: u64) -> Result<SwitchPlan<V, M>, Error> {
         let now_ms = ms_of(now);
         let (mut plan, n) = self.load_range(id)?;
         let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
@@ -491,7 +494,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Whether the hardware GTT holds every slot of `id`'s high-GM range
     /// (the low-GM region is not moved by placements, only by switch-ins).
-    pub fn resident(&self, id: u8) -> bool {
+    pub fn resident(&self, id: VgpuId) -> bool {
         let Some(p) = self.placement(id) else {
             return false;
         };
@@ -502,7 +505,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// gave its slots to another vGPU: the slots to copy, as
     /// [`Pool::switch_in`] but without counting a switch. A parked vGPU is
     /// first re-inserted (moves in the plan).
-    pub fn reload(&mut self, id: u8) -> Result<SwitchPlan<V, M>, Error> {
+    pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
         let (plan, n) = self.load_range(id)?;
         let add = CopyStats {
             high_slots: u64::from(n),
@@ -535,7 +538,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// of the last sample period it kept the GPU busy, in parts per million
     /// (0..=1 000 000, `OutOfRange` above). A non-zero sample also counts as
     /// activity for the idle rule.
-    pub fn sample(&mut self, id: u8, busy_ppm: u32, now: u64) -> Result<(), Error> {
+    pub fn sample(&mut self, id: VgpuId, busy_ppm: u32, now: u64) -> Result<(), Error> {
         let now_ms = ms_of(now);
         self.used(id)?;
         if busy_ppm > UTIL_FULL_PPM {
