@@ -28,7 +28,10 @@
 //! [`Provider::load_gtt`] and [`Provider::relocate`] run under it). Neither
 //! is held while allocating: everything is allocated when the GPU or the
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
-//! process context: hrtimer callbacks defer to a work item first.
+//! process context: hrtimer callbacks defer to a work item first. The slot
+//! allocators' periodic re-placement is planned under both (in
+//! [`Engine::pick`], see `Engine::sample`): a `cost` search holds them for
+//! up to about 1 ms once per re-placement period.
 
 mod kunit;
 pub mod sysfs;
@@ -682,6 +685,12 @@ impl Engine {
 
     /// Periodic inputs at a switch point: VM CPU time (`vmcg`), utilization
     /// samples and periodic re-placement (slot allocators).
+    ///
+    /// Called from [`Engine::pick`] with the policy mutex held; the
+    /// re-placement is planned here, inline, with the slot mutex held too
+    /// (a `cost` search: up to about 1 ms once per `gm_replace_period_ms`).
+    /// The core's deferred mode would plan it outside the locks; it needs a
+    /// work item and a preallocated copy of the pool, and is not used.
     fn sample<P: Provider + ?Sized>(&self, p: &P, st: &mut PolicyState, now: u64) {
         if now.saturating_sub(st.last_cpu_ns) >= CPU_SAMPLE_NS {
             st.last_cpu_ns = now;

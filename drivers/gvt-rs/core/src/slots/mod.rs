@@ -30,7 +30,8 @@
 //!   [`SwitchPlan::copy_low`]) into the hardware GTT and invalidate once.
 //! * every sample period (1 s): [`SlotPool::sample`] per vGPU with its busy
 //!   fraction in ppm, then [`SlotPool::tick`] at a switch point; apply moves.
-//!   To keep the `cost` search (about 1 ms for 16 vGPUs) out of the lock,
+//!   To keep the `cost` search (about 1 ms for 16 vGPUs) out of the lock
+//!   (the kernel engine does not: it runs it inline, see `gm-slots.rst`),
 //!   set [`SlotPool::set_deferred_replace`]: when
 //!   [`SlotPool::replace_pending`], clone the pool under the lock, call
 //!   [`SlotPool::plan_replace`] on the clone unlocked, then
