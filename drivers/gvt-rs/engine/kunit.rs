@@ -21,7 +21,8 @@ mod tests {
             Policy,
             Tunable, //
         },
-        slots::Move, //
+        slots::Move,
+        Error as CoreError, //
     };
     use core::sync::atomic::{
         AtomicU32,
@@ -204,5 +205,20 @@ mod tests {
         e.detach_vgpu(a)?;
         e.unplace_vgpu(&p, a)?;
         Ok(())
+    }
+
+    #[test]
+    fn core_errors_map_to_their_errno() {
+        // The only place the core's errors become errno values.
+        assert_eq!(Error::from(CoreError::Invalid), EINVAL);
+        assert_eq!(Error::from(CoreError::OutOfRange), ERANGE);
+        assert_eq!(Error::from(CoreError::Busy), EBUSY);
+        assert_eq!(Error::from(CoreError::NoSpace), ENOSPC);
+        assert_eq!(Error::from(CoreError::Exists), EEXIST);
+        assert_eq!(EINVAL.to_errno(), -22);
+        assert_eq!(ERANGE.to_errno(), -34);
+        assert_eq!(EBUSY.to_errno(), -16);
+        assert_eq!(ENOSPC.to_errno(), -28);
+        assert_eq!(EEXIST.to_errno(), -17);
     }
 }

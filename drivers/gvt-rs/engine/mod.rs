@@ -28,7 +28,10 @@
 //! [`Provider::load_gtt`] and [`Provider::relocate`] run under it). Neither
 //! is held while allocating: everything is allocated when the GPU or the
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
-//! process context: hrtimer callbacks defer to a work item first.
+//! process context: hrtimer callbacks defer to a work item first. The slot
+//! allocators' periodic re-placement is planned under both (in
+//! [`Engine::pick`], see `Engine::sample`): a `cost` search holds them for
+//! up to about 1 ms once per re-placement period.
 
 mod kunit;
 pub mod sysfs;
@@ -53,9 +56,9 @@ use crate::gvt_core::{
         Moves,
         Placement,
         PoolConfig,
-        SlotError,
         SlotPool, //
-    }, //
+    },
+    Error as CoreError, //
 };
 use core::sync::atomic::{
     AtomicBool,
@@ -82,8 +85,9 @@ pub const MAX_SLOTS: usize = 64;
 pub type Sched = Scheduler<MAX_VGPUS>;
 /// The slot pool type of one GPU.
 pub type Pool = SlotPool<MAX_VGPUS, MAX_SLOTS>;
-/// A vGPU's index in its GPU (`0..MAX_VGPUS`).
-pub type VgpuId = u8;
+/// A vGPU's index in its GPU (`0..MAX_VGPUS`): the core's id, the same
+/// for the scheduler and the slot pool.
+pub type VgpuId = crate::gvt_core::VgpuId;
 
 /// A kind of vGPU, as GVT-g's `intel_vgpu_configs[]`.
 pub struct VgpuType {
@@ -199,14 +203,18 @@ struct SlotState {
     pool: KBox<Pool>,
 }
 
-/// Maps a scheduler error to an errno.
-pub fn sched_err(e: crate::gvt_core::sched::Error) -> Error {
-    Error::from_errno(-e.errno())
-}
-
-/// Maps a slot-pool error to an errno.
-pub fn slot_err(e: SlotError) -> Error {
-    Error::from_errno(e.to_errno())
+/// The errno of a refused call of the core (the only place it is chosen).
+impl From<CoreError> for Error {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::Invalid => EINVAL,
+            CoreError::OutOfRange => ERANGE,
+            CoreError::Busy => EBUSY,
+            // What upstream GVT-g reports when a vGPU does not fit.
+            CoreError::NoSpace => ENOSPC,
+            CoreError::Exists => EEXIST,
+        }
+    }
 }
 
 // The scheduler (about 7 KB) and the slot pool (about 10 KB) must not be
@@ -229,21 +237,20 @@ fn boxed_sched() -> Result<KBox<Sched>> {
 #[inline(never)]
 fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
     // Built for the largest pool, then shrunk to the GPU's (`reconfigure`).
-    let init: &'static Result<Pool, SlotError> = &const {
+    let init: &'static Result<Pool, CoreError> = &const {
         Pool::new(PoolConfig {
             slots: MAX_SLOTS as u16,
             low_entries: 0,
             allocator: AllocatorKind::Static,
         })
     };
-    let init = init.as_ref().map_err(|e| slot_err(*e))?;
+    let init = init.as_ref().map_err(|e| *e)?;
     let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
     // SAFETY: As in `boxed_sched`: the pool is plain data.
     unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
     // SAFETY: Initialised just above.
     let mut pool = unsafe { b.assume_init() };
-    pool.reconfigure(cfg.slots, cfg.low_shared_entries)
-        .map_err(slot_err)?;
+    pool.reconfigure(cfg.slots, cfg.low_shared_entries)?;
     if !cfg.relocate {
         pool.set_relocation(false);
     }
@@ -364,23 +371,18 @@ impl Engine {
         let now = self.now_ns();
         let mut guard = self.policy.lock();
         let st = &mut *guard;
-        let (idx, slot) = st
-            .meta
-            .iter_mut()
-            .enumerate()
+        // The table has one entry per id, in id order.
+        let (id, slot) = (0..)
+            .zip(st.meta.iter_mut())
             .find(|(_, m)| m.is_none())
             .ok_or(ENOSPC)?;
-        let id = VgpuId::try_from(idx).map_err(|_| ENOSPC)?;
         let mut sl = self.slots.lock();
         let charge_low = !sl.pool.allocator().shares();
         let low_after = st.low_used_mb.checked_add(low_mb).ok_or(ENOSPC)?;
         if charge_low && low_after > self.cfg.low_mb {
             return Err(ENOSPC);
         }
-        let created = sl
-            .pool
-            .create_mb(id, high_mb, now / 1_000_000)
-            .map_err(slot_err)?;
+        let created = sl.pool.create_mb(id, high_mb, now)?;
         self.apply_moves(p, &created.moves);
         if charge_low {
             st.low_used_mb = low_after;
@@ -407,12 +409,7 @@ impl Engine {
             _ => return Err(EINVAL),
         };
         st.sched
-            .create(
-                usize::from(id),
-                m.type_weight,
-                m.low_mb.saturating_add(m.high_mb),
-            )
-            .map_err(sched_err)?;
+            .create(id, m.type_weight, m.low_mb.saturating_add(m.high_mb))?;
         m.attached = true;
         Ok(())
     }
@@ -427,7 +424,7 @@ impl Engine {
             Some(Some(m)) if m.attached => m,
             _ => return Err(EINVAL),
         };
-        st.sched.destroy(usize::from(id)).map_err(sched_err)?;
+        st.sched.destroy(id)?;
         m.attached = false;
         Ok(())
     }
@@ -449,7 +446,7 @@ impl Engine {
             }
         }
         let mut sl = self.slots.lock();
-        let moves = sl.pool.destroy(id, now / 1_000_000).map_err(slot_err)?;
+        let moves = sl.pool.destroy(id, now)?;
         self.apply_moves(p, &moves);
         Ok(())
     }
@@ -457,11 +454,7 @@ impl Engine {
     /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
     pub fn start(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .start(usize::from(id), now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.start(id, now)?)
     }
 
     /// The vGPU stops being schedulable; its queued (not in-flight) work is
@@ -469,11 +462,7 @@ impl Engine {
     /// and reset; a GVT-g vGPU being destroyed).
     pub fn stop(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .stop(usize::from(id), now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.stop(id, now)?)
     }
 
     /// Stops scheduling `id` but keeps the counts of its queued work, for a
@@ -482,11 +471,7 @@ impl Engine {
     /// reset of some engines).
     pub fn stop_keeping_queued(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .stop_keeping_queued(usize::from(id), now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.stop_keeping_queued(id, now)?)
     }
 
     // ---- workload events -------------------------------------------------
@@ -498,11 +483,9 @@ impl Engine {
         }
         let now = self.now_ns();
         let mut st = self.policy.lock();
-        st.sched
-            .queued(usize::from(id), engine, now)
-            .map_err(sched_err)?;
+        st.sched.queued(id, engine, now)?;
         // `queued` just accepted `id`.
-        warn_on!(st.sched.transferred(usize::from(id), bytes).is_err());
+        warn_on!(st.sched.transferred(id, bytes).is_err());
         Counters::bump(&self.counters.queued, 1);
         Ok(())
     }
@@ -511,8 +494,7 @@ impl Engine {
     /// (GVT-g: `pick_next_workload` on `current_vgpu`), or `None`.
     pub fn next_vgpu(&self, engine: usize) -> Option<VgpuId> {
         let now = self.now_ns();
-        let id = self.policy.lock().sched.next_vgpu(engine, now)?;
-        VgpuId::try_from(id).ok()
+        self.policy.lock().sched.next_vgpu(engine, now)
     }
 
     /// The head workload of `id` on `engine`, queued at `queued_at` (engine
@@ -522,8 +504,7 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .dispatched(usize::from(id), engine, queued_at, now)
-            .map_err(sched_err)?;
+            .dispatched(id, engine, queued_at, now)?;
         trace::dispatch(&self.name, id, engine, now.saturating_sub(queued_at));
         Counters::bump(&self.counters.dispatched, 1);
         Ok(())
@@ -536,8 +517,7 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .completed(usize::from(id), engine, gpu_ns, now)
-            .map_err(sched_err)?;
+            .completed(id, engine, gpu_ns, now)?;
         trace::complete(&self.name, id, engine, gpu_ns);
         Counters::bump(&self.counters.completed, 1);
         Ok(())
@@ -546,11 +526,7 @@ impl Engine {
     /// A workload of `id` queued on `engine` was discarded before dispatch
     /// (GVT-g: `completed` with `-ECANCELED`). `EINVAL` if none is queued.
     pub fn cancelled(&self, id: VgpuId, engine: usize) -> Result {
-        self.policy
-            .lock()
-            .sched
-            .cancelled(usize::from(id), engine)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.cancelled(id, engine)?)
     }
 
     /// Whether the engine thread of `engine` may take `id`'s head workload
@@ -558,10 +534,7 @@ impl Engine {
     /// provider must ask for a decision.
     pub fn may_dispatch(&self, id: VgpuId, engine: usize) -> bool {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .may_dispatch(usize::from(id), engine, now)
+        self.policy.lock().sched.may_dispatch(id, engine, now)
     }
 
     /// Timer event: call at [`Engine::next_timer`].
@@ -593,8 +566,8 @@ impl Engine {
         let now = self.now_ns();
         let mut st = self.policy.lock();
         self.sample(p, &mut st, now);
-        let prev = st.sched.current().and_then(|c| VgpuId::try_from(c).ok());
-        match st.sched.pick(now).map_err(sched_err)? {
+        let prev = st.sched.current();
+        match st.sched.pick(now)? {
             Pick::Idle => {
                 if prev.is_some() {
                     trace::switch(&self.name, prev, None, 0);
@@ -602,11 +575,10 @@ impl Engine {
                 Ok(None)
             }
             Pick::Run {
-                vgpu,
+                vgpu: id,
                 switched,
                 slice_ns,
             } => {
-                let id = VgpuId::try_from(vgpu).map_err(|_| EINVAL)?;
                 if switched {
                     trace::switch(&self.name, prev, Some(id), slice_ns);
                     Counters::bump(&self.counters.switches, 1);
@@ -694,7 +666,7 @@ impl Engine {
 
     fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {
         let mut sl = self.slots.lock();
-        let Ok(plan) = sl.pool.switch_in(id, now / 1_000_000) else {
+        let Ok(plan) = sl.pool.switch_in(id, now) else {
             return;
         };
         self.apply_moves(p, plan.moves());
@@ -713,48 +685,49 @@ impl Engine {
 
     /// Periodic inputs at a switch point: VM CPU time (`vmcg`), utilization
     /// samples and periodic re-placement (slot allocators).
+    ///
+    /// Called from [`Engine::pick`] with the policy mutex held; the
+    /// re-placement is planned here, inline, with the slot mutex held too
+    /// (a `cost` search: up to about 1 ms once per `gm_replace_period_ms`).
+    /// The core's deferred mode would plan it outside the locks; it needs a
+    /// work item and a preallocated copy of the pool, and is not used.
     fn sample<P: Provider + ?Sized>(&self, p: &P, st: &mut PolicyState, now: u64) {
         if now.saturating_sub(st.last_cpu_ns) >= CPU_SAMPLE_NS {
             st.last_cpu_ns = now;
-            for idx in 0..MAX_VGPUS {
-                let started = st.sched.stats(idx).is_some_and(|s| s.started);
+            // One `meta` entry per id: every id.
+            for (id, _) in (0..).zip(st.meta.iter()) {
+                let started = st.sched.stats(id).is_some_and(|s| s.started);
                 if !started {
                     continue;
                 }
-                let Ok(id) = VgpuId::try_from(idx) else {
-                    continue;
-                };
                 if let Some(ns) = p.vm_cpu_ns(id) {
                     // A started vGPU is in the scheduler.
-                    warn_on!(st.sched.cpu_time(idx, ns).is_err());
+                    warn_on!(st.sched.cpu_time(id, ns).is_err());
                 }
             }
         }
         let mut sl = self.slots.lock();
-        let period_ns = u64::from(sl.pool.tunables().sample_period_ms()).saturating_mul(1_000_000);
+        let period_ns = sl.pool.tunables().sample_period_ns();
         let elapsed = now.saturating_sub(st.last_sample_ns);
         if elapsed < period_ns || elapsed == 0 {
             return;
         }
         st.last_sample_ns = now;
-        let now_ms = now / 1_000_000;
-        for idx in 0..MAX_VGPUS {
-            let Some(busy) = st.sched.stats(idx).map(|s| s.busy_ns) else {
+        for (id, meta) in (0..).zip(st.meta.iter_mut()) {
+            let Some(busy) = st.sched.stats(id).map(|s| s.busy_ns) else {
                 continue;
             };
-            let Some(Some(m)) = st.meta.get_mut(idx) else {
+            let Some(m) = meta else {
                 continue;
             };
             let delta = busy.saturating_sub(m.last_busy_ns);
             m.last_busy_ns = busy;
             let ppm = delta.saturating_mul(1_000_000) / elapsed;
             let ppm = u32::try_from(ppm.min(1_000_000)).unwrap_or(1_000_000);
-            if let Ok(id) = VgpuId::try_from(idx) {
-                // Placed (it has `meta`), and `ppm` is at most 1_000_000.
-                warn_on!(sl.pool.sample(id, ppm, now_ms).is_err());
-            }
+            // Placed (it has `meta`), and `ppm` is at most 1_000_000.
+            warn_on!(sl.pool.sample(id, ppm, now).is_err());
         }
-        let moves = sl.pool.tick(now_ms);
+        let moves = sl.pool.tick(now);
         self.apply_moves(p, &moves);
     }
 
@@ -811,11 +784,7 @@ impl Engine {
     /// Switches policy at run time (takes effect at the next switch point).
     pub fn set_policy(&self, p: Policy) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .set_policy(p, now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.set_policy(p, now)?)
     }
 
     /// A scheduler tunable.
@@ -826,11 +795,7 @@ impl Engine {
     /// Sets a scheduler tunable (`ERANGE` outside its range).
     pub fn set_tunable(&self, t: Tunable, v: u64) -> Result {
         let now = self.now_ns();
-        self.policy
-            .lock()
-            .sched
-            .set_tunable(t, v, now)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.set_tunable(t, v, now)?)
     }
 
     /// Runs `f` on the slot pool (read-only).
@@ -839,10 +804,10 @@ impl Engine {
     }
 
     /// Runs `f` on the slot pool to change a tunable or the allocator.
-    pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, SlotError>) -> Result<R> {
+    pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, CoreError>) -> Result<R> {
         // The policy lock keeps vGPU creation out while the allocator changes.
         let _st = self.policy.lock();
-        f(&mut self.slots.lock().pool).map_err(slot_err)
+        Ok(f(&mut self.slots.lock().pool)?)
     }
 
     /// Turns periodic relocation on or off. `EOPNOTSUPP` to turn it on for
@@ -867,19 +832,19 @@ impl Engine {
     }
 
     /// The running vGPU.
-    pub fn current(&self) -> Option<usize> {
+    pub fn current(&self) -> Option<VgpuId> {
         self.policy.lock().sched.current()
     }
 
     /// The running vGPU if the scheduler asks for its vCPUs to be
     /// favoured (GPU-centric coscheduling, `Scheduler::coschedule`).
-    pub fn coschedule(&self) -> Option<usize> {
+    pub fn coschedule(&self) -> Option<VgpuId> {
         self.policy.lock().sched.coschedule()
     }
 
     /// Scheduler statistics of `id`.
     pub fn vgpu_stats(&self, id: VgpuId) -> Option<VgpuStats> {
-        self.policy.lock().sched.stats(usize::from(id))
+        self.policy.lock().sched.stats(id)
     }
 
     /// Slot placement and copy counters of `id`.
@@ -899,11 +864,7 @@ impl Engine {
 
     /// Overrides the weight of `id`.
     pub fn set_weight(&self, id: VgpuId, w: u32) -> Result {
-        self.policy
-            .lock()
-            .sched
-            .set_weight(usize::from(id), w)
-            .map_err(sched_err)
+        Ok(self.policy.lock().sched.set_weight(id, w)?)
     }
 
     /// Admin-set PCI-E bandwidth of `id` (0: measured).
@@ -917,9 +878,7 @@ impl Engine {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
         let meta = st.meta.get_mut(usize::from(id)).and_then(Option::as_mut);
-        st.sched
-            .set_bandwidth_mbps(usize::from(id), mbps)
-            .map_err(sched_err)?;
+        st.sched.set_bandwidth_mbps(id, mbps)?;
         // The scheduler knows `id`: it is attached, so placed.
         warn_on!(meta.is_none());
         if let Some(m) = meta {

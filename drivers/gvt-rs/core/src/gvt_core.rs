@@ -22,6 +22,13 @@
 
 /// Crate version, shown by the module in sysfs.
 pub const VERSION: &str = "0.1.0";
+
+mod error;
+pub mod sched;
 pub mod slots;
 
-pub mod sched;
+pub use error::Error;
+
+/// A vGPU's id on its GPU, the same in the scheduler and the slot pool
+/// (`0..N` of a `Scheduler<N>`, `0..V` of a `SlotPool<V, M>`).
+pub type VgpuId = u8;

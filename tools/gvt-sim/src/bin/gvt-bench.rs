@@ -12,6 +12,7 @@
 //! tick, pick, dispatch), also the minimum batch mean.
 
 use gvt_core::sched::{Pick, Policy, Scheduler, Tunable};
+use gvt_core::VgpuId;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -43,7 +44,7 @@ fn overhead() -> f64 {
 struct Run<const N: usize> {
     s: Box<Scheduler<N>>,
     now: u64,
-    running: Option<usize>,
+    running: Option<VgpuId>,
 }
 
 impl<const N: usize> Run<N> {
@@ -56,12 +57,14 @@ impl<const N: usize> Run<N> {
         s.set_tunable(Tunable::VmcgSliceCeilingUs, 1000, 0).unwrap();
         s.set_tunable(Tunable::VmcgMinSliceUs, 100, 0).unwrap();
         s.set_tunable(Tunable::TbsStartBoostMs, 0, 0).unwrap();
-        for id in 0..n {
-            s.create(id, 1 + (id as u32 % 4), 512).unwrap();
+        for i in 0..n {
+            let id = VgpuId::try_from(i).unwrap();
+            s.create(id, 1 + (i as u32 % 4), 512).unwrap();
             s.start(id, 0).unwrap();
-            s.cpu_time(id, id as u64 * MS).unwrap();
+            s.cpu_time(id, i as u64 * MS).unwrap();
         }
-        for id in 0..busy {
+        for i in 0..busy {
+            let id = VgpuId::try_from(i).unwrap();
             s.queued(id, 0, 0).unwrap();
             s.queued(id, 0, 0).unwrap();
         }

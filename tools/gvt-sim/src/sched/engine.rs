@@ -18,6 +18,7 @@
 //! (FairGV's Algorithms 3 and 4: wake the vCPU and make its CPU reschedule).
 
 use gvt_core::sched::{metrics, Fairness, Pick, Policy, Scheduler, Tunable};
+use gvt_core::VgpuId;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -235,6 +236,11 @@ impl Rng {
     }
 }
 
+/// The core's id of the simulator's VM index `i`.
+fn vid(i: usize) -> VgpuId {
+    VgpuId::try_from(i).expect("VM index fits an id")
+}
+
 /// Runs one simulation.
 pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
     let mut s: Box<Scheduler<CAP>> = Box::default();
@@ -277,7 +283,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         heap.push(Reverse((t, seq, e)));
     };
     for (i, sp) in specs.iter().enumerate() {
-        s.create(i, sp.weight, sp.gm_mb).expect("create");
+        s.create(vid(i), sp.weight, sp.gm_mb).expect("create");
         push(&mut heap, sp.start_ns, Ev::Start(i));
         if let Some(t) = sp.stop_ns {
             push(&mut heap, t, Ev::Stop(i));
@@ -328,11 +334,11 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 if slot.is_some() {
                     continue;
                 }
-                if let Some(id) = s.next_vgpu(e, now) {
+                if let Some(id) = s.next_vgpu(e, now).map(usize::from) {
                     let Some((qa, svc)) = vms[id].q.pop_front() else {
                         panic!("core and simulator disagree on the queue of {id}");
                     };
-                    s.dispatched(id, e, qa, now).expect("dispatched");
+                    s.dispatched(vid(id), e, qa, now).expect("dispatched");
                     if now >= w0 && now < w1 {
                         res[id].lat.push(now - qa);
                     }
@@ -352,7 +358,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         if t > cfg.duration_ns {
             break;
         }
-        if let Some(c) = s.current() {
+        if let Some(c) = s.current().map(usize::from) {
             if engines.iter().all(|e| e.is_none()) && vms[c].q.is_empty() {
                 let (a, b) = (now.max(w0), t.min(w1));
                 res[c].held_ns += b.saturating_sub(a);
@@ -369,7 +375,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             }
             Ev::Wake => {}
             Ev::Start(i) => {
-                s.start(i, now).expect("start");
+                s.start(vid(i), now).expect("start");
                 vms[i].started = true;
                 match vms[i].spec.load {
                     Load::Frames { think_ns, .. } => push(&mut heap, now + think_ns, Ev::Submit(i)),
@@ -378,7 +384,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 }
             }
             Ev::Stop(i) => {
-                s.stop(i, now).expect("stop");
+                s.stop(vid(i), now).expect("stop");
                 vms[i].started = false;
                 vms[i].q.clear();
             }
@@ -391,8 +397,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     vm.q.push_back((now, svc));
                     vm.outstanding += 1;
                     vm.cpu_ns += vm.spec.cpu_per_block_ns;
-                    s.queued(i, e, now).expect("queued");
-                    s.transferred(i, vm.spec.bytes_per_block).expect("bytes");
+                    s.queued(vid(i), e, now).expect("queued");
+                    s.transferred(vid(i), vm.spec.bytes_per_block)
+                        .expect("bytes");
                 };
                 match vms[i].spec.load.clone() {
                     Load::Frames {
@@ -425,7 +432,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     Load::Idle => {}
                 }
                 let c = vms[i].cpu_ns;
-                s.cpu_time(i, c).expect("cpu");
+                s.cpu_time(vid(i), c).expect("cpu");
                 if now >= w0 && now < w1 {
                     res[i].active = true;
                 }
@@ -435,9 +442,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     continue;
                 };
                 debug_assert_eq!(end, now);
-                s.completed(id, e, svc, now).expect("completed");
+                s.completed(vid(id), e, svc, now).expect("completed");
                 // The vCPU's wait for a host CPU, unless coscheduled.
-                let wake = if cfg.cosched && s.coschedule() == Some(id) {
+                let wake = if cfg.cosched && s.coschedule().map(usize::from) == Some(id) {
                     0
                 } else {
                     cfg.vcpu_wake_ns

@@ -402,7 +402,7 @@ pub fn vmcg() -> String {
     let mut o = String::from("# VMCG worked example (Sec. 6.3) through the core\n");
     let mut s: Box<Scheduler<4>> = Box::default();
     s.set_policy(Policy::Vmcg, 0).unwrap();
-    for (id, n, cpu) in [(0usize, 34, 16u64), (1, 33, 15), (2, 33, 15)] {
+    for (id, n, cpu) in [(0u8, 34, 16u64), (1, 33, 15), (2, 33, 15)] {
         s.create(id, 1, 512).unwrap();
         s.start(id, 0).unwrap();
         for _ in 0..n {

@@ -9,6 +9,9 @@ use gvt_core::slots::{AllocatorKind, PoolConfig, SlotPool, ENTRIES_PER_SLOT};
 use std::hint::black_box;
 use std::time::Instant;
 
+/// One millisecond in ns, the unit of the pool's `now`.
+const MS: u64 = 1_000_000;
+
 /// Builds a pool of `n` vGPUs with random sizes (1..=m/3 slots), some
 /// switch-in history with skewed rates and utilization samples, and one
 /// completed re-placement period.
@@ -32,12 +35,12 @@ fn setup<const V: usize>(kind: AllocatorKind, n: usize, m: u16, seed: u64) -> Sl
     for t in 0..400u64 {
         let v = (r.below(u64::from(created.max(1))) * r.below(u64::from(created.max(1)))
             / u64::from(created.max(1))) as u8;
-        let _ = p.switch_in(v, t * 16);
+        let _ = p.switch_in(v, t * 16 * MS);
     }
     for id in 0..created {
-        let _ = p.sample(id, (r.below(1_000_000)) as u32, 10_000);
+        let _ = p.sample(id, (r.below(1_000_000)) as u32, 10_000 * MS);
     }
-    let _ = p.tick(20_000);
+    let _ = p.tick(20_000 * MS);
     p
 }
 
@@ -58,7 +61,7 @@ fn measure<const V: usize>(kind: AllocatorKind, n: usize, m: u16) -> (f64, f64, 
     let _ = pre.destroy(last, 0);
     let create = time(iters, || {
         let mut p = pre.clone();
-        black_box(p.create(last, (m / 4).max(1), 30_000).ok());
+        black_box(p.create(last, (m / 4).max(1), 30_000 * MS).ok());
     }) - time(iters, || {
         black_box(pre.clone());
     });
@@ -66,7 +69,7 @@ fn measure<const V: usize>(kind: AllocatorKind, n: usize, m: u16) -> (f64, f64, 
     let mut k = 0u8;
     let switch = time(iters * 10, || {
         k = (k + 1) % n as u8;
-        black_box(sp.switch_in(k, 30_000).ok());
+        black_box(sp.switch_in(k, 30_000 * MS).ok());
     });
     let replace = time(iters, || {
         let mut p = base.clone();
@@ -217,7 +220,7 @@ pub fn copy_bench() -> Table {
     for _ in 0..20 {
         let ns = time(20_000, || {
             k += 1;
-            black_box(p.switch_in((k % 15) as u8, k / 64).ok());
+            black_box(p.switch_in((k % 15) as u8, k / 64 * MS).ok());
         });
         best = best.min(ns);
     }

@@ -18,6 +18,9 @@ use report::{ratio, reduction, Table};
 use sim::{simulate, SimCfg};
 use workload::{mixed_set, same_workload, Class, Rng, VmSpec, TABLE2};
 
+/// One millisecond in ns, the unit of the pool's `now`.
+const MS: u64 = 1_000_000;
+
 /// The allocators compared against gScale.
 pub const SHARING: [AllocatorKind; 4] = [
     AllocatorKind::Gscale,
@@ -100,7 +103,8 @@ pub fn repro() -> Vec<Table> {
             }
             for r in 0..n {
                 for i in 0..4u8 {
-                    p.switch_in(i, r * 64 + u64::from(i) * 16).expect("switch");
+                    p.switch_in(i, (r * 64 + u64::from(i) * 16) * MS)
+                        .expect("switch");
                 }
             }
             row.push(p.totals().slot_copies().to_string());
@@ -136,12 +140,13 @@ pub fn ideal_round(vms: &[VmSpec], kind: AllocatorKind) -> Option<u64> {
         let before = p.totals().slot_copies();
         for i in 0..n {
             *now += 16;
-            p.switch_in(i, *now).expect("switch");
+            p.switch_in(i, *now * MS).expect("switch");
             if *now % 1000 < 16 {
                 for j in 0..n {
-                    p.sample(j, 1_000_000 / u32::from(n), *now).expect("sample");
+                    p.sample(j, 1_000_000 / u32::from(n), *now * MS)
+                        .expect("sample");
                 }
-                p.tick(*now);
+                p.tick(*now * MS);
             }
         }
         p.totals().slot_copies() - before

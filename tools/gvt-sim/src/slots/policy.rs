@@ -15,6 +15,7 @@
 
 use gvt_core::sched::{Pick, Policy, Scheduler};
 use gvt_core::slots::SlotPool;
+use gvt_core::VgpuId;
 
 /// The pool type of the simulator: 16 vGPUs, 64 slots.
 pub type Pool = SlotPool<16, 64>;
@@ -85,6 +86,11 @@ pub trait Sched {
     fn switch_time(&mut self, _ns: u64) {}
 }
 
+/// The core's id of the simulator's vGPU index `id`.
+fn vid(id: usize) -> VgpuId {
+    VgpuId::try_from(id).expect("vGPU index fits an id")
+}
+
 /// Adapter over `gvt_core::sched::Scheduler`.
 pub struct CoreSched(Scheduler<16>);
 
@@ -100,37 +106,39 @@ impl CoreSched {
 
 impl Sched for CoreSched {
     fn add(&mut self, id: usize, weight: u32, gm_mb: u32, now: u64) {
-        self.0.create(id, weight, gm_mb).expect("create");
-        self.0.start(id, now).expect("start");
+        self.0.create(vid(id), weight, gm_mb).expect("create");
+        self.0.start(vid(id), now).expect("start");
     }
     fn queued(&mut self, id: usize, now: u64) {
-        self.0.queued(id, 0, now).expect("queued");
+        self.0.queued(vid(id), 0, now).expect("queued");
     }
     fn dispatched(&mut self, id: usize, queued_at: u64, now: u64) {
         self.0
-            .dispatched(id, 0, queued_at, now)
+            .dispatched(vid(id), 0, queued_at, now)
             .expect("dispatched");
     }
     fn completed(&mut self, id: usize, gpu_ns: u64, now: u64) {
-        self.0.completed(id, 0, gpu_ns, now).expect("completed");
+        self.0
+            .completed(vid(id), 0, gpu_ns, now)
+            .expect("completed");
     }
     fn cpu_time(&mut self, id: usize, ns: u64) {
-        let _ = self.0.cpu_time(id, ns);
+        let _ = self.0.cpu_time(vid(id), ns);
     }
     fn current(&self) -> Option<usize> {
-        self.0.current()
+        self.0.current().map(usize::from)
     }
     fn need_resched(&self, now: u64) -> bool {
         self.0.need_resched(now)
     }
     fn pick(&mut self, now: u64, _pool: &Pool) -> Option<usize> {
         match self.0.pick(now).expect("pick with nothing in flight") {
-            Pick::Run { vgpu, .. } => Some(vgpu),
+            Pick::Run { vgpu, .. } => Some(usize::from(vgpu)),
             Pick::Idle => None,
         }
     }
     fn next_vgpu(&mut self, now: u64) -> Option<usize> {
-        self.0.next_vgpu(0, now)
+        self.0.next_vgpu(0, now).map(usize::from)
     }
     fn tick(&mut self, now: u64) {
         self.0.tick(now);

@@ -148,7 +148,7 @@ pub fn simulate(
                 let pick = sched.pick(now, &pool);
                 if let Some(v) = pick {
                     if ctx != Some(v) {
-                        let plan = pool.switch_in(v as u8, now / 1_000_000).expect("switch_in");
+                        let plan = pool.switch_in(v as u8, now).expect("switch_in");
                         res.switches += 1;
                         res.trace.push(v as u8);
                         ctx = Some(v);
@@ -223,14 +223,13 @@ pub fn simulate(
         }
         sched.tick(now);
         if now >= next_sample {
-            let ms = now / 1_000_000;
             for (id, vm) in st.iter_mut().enumerate() {
                 let ppm = (vm.busy_window.min(SEC) * 1_000_000 / SEC) as u32;
-                pool.sample(id as u8, ppm, ms).expect("sample");
+                pool.sample(id as u8, ppm, now).expect("sample");
                 vm.busy_window = 0;
                 sched.cpu_time(id, vm.cpu_ns);
             }
-            pool.tick(ms);
+            pool.tick(now);
             next_sample += SEC;
         }
     }

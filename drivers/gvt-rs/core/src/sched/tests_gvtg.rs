@@ -21,6 +21,11 @@
 extern crate std;
 
 use super::*;
+
+/// A test's vGPU index (it also indexes the test's own tables) as an id.
+fn vid(i: usize) -> VgpuId {
+    VgpuId::try_from(i).unwrap()
+}
 use std::collections::VecDeque;
 use std::vec;
 use std::vec::Vec;
@@ -79,8 +84,8 @@ impl<const N: usize> Gvt<N> {
             s.set_tunable(*t, *v, 0).unwrap();
         }
         for (i, w) in weights.iter().enumerate() {
-            s.create(i, *w, 512).unwrap();
-            s.start(i, 0).unwrap();
+            s.create(vid(i), *w, 512).unwrap();
+            s.start(vid(i), 0).unwrap();
         }
         Self {
             s,
@@ -105,7 +110,7 @@ impl<const N: usize> Gvt<N> {
     /// `intel_vgpu_queue_workload` + the `queued` hook.
     fn queue(&mut self, id: usize, engine: usize, ns: u64) {
         self.q[id][engine].push_back(ns);
-        self.s.queued(id, engine, self.now).unwrap();
+        self.s.queued(vid(id), engine, self.now).unwrap();
         if self.s.need_resched(self.now) {
             self.request = true;
         }
@@ -120,7 +125,7 @@ impl<const N: usize> Gvt<N> {
             SwitchStep::Keep => None,
             SwitchStep::Drain => Some(V::Idle),
             SwitchStep::Pick => match self.s.pick(self.now).unwrap() {
-                Pick::Run { vgpu, .. } => Some(V::Vgpu(vgpu)),
+                Pick::Run { vgpu, .. } => Some(V::Vgpu(usize::from(vgpu))),
                 Pick::Idle => Some(V::Idle),
             },
         }
@@ -173,7 +178,7 @@ impl<const N: usize> Gvt<N> {
             let Some(&ns) = self.q[c][e].front() else {
                 continue;
             };
-            if self.use_may_dispatch && !self.s.may_dispatch(c, e, self.now) {
+            if self.use_may_dispatch && !self.s.may_dispatch(vid(c), e, self.now) {
                 self.dispatch_held = true;
                 self.request = true;
                 continue;
@@ -182,7 +187,7 @@ impl<const N: usize> Gvt<N> {
                 self.late_dispatches += 1;
             }
             self.q[c][e].pop_front();
-            self.s.dispatched(c, e, self.now, self.now).unwrap();
+            self.s.dispatched(vid(c), e, self.now, self.now).unwrap();
             self.running[e] = Some((c, self.now + ns, self.now));
         }
     }
@@ -229,7 +234,7 @@ impl<const N: usize> Gvt<N> {
                     if end == self.now {
                         self.running[e] = None;
                         self.busy[id] += end - start;
-                        self.s.completed(id, e, end - start, self.now).unwrap();
+                        self.s.completed(vid(id), e, end - start, self.now).unwrap();
                         if self.need_reschedule {
                             self.request = true;
                         }

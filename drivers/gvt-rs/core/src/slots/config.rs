@@ -5,7 +5,7 @@
 //! Every setter checks its argument and changes nothing on error, so the
 //! kernel can map the result straight onto a sysfs `store` return value.
 
-use super::error::SlotError;
+use super::Error;
 
 /// Most utilization samples a vGPU keeps (the averaging window is at most
 /// this many sample periods long).
@@ -15,7 +15,7 @@ pub const UTIL_WINDOW_MAX: u32 = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocatorKind {
     /// Upstream GVT-g: every vGPU gets an exclusive range (first fit); a
-    /// vGPU that does not fit is refused with [`SlotError::NoSpace`].
+    /// vGPU that does not fit is refused with [`Error::NoSpace`].
     Static,
     /// gScale: per-slot score = number of occupants times a large weight;
     /// the contiguous window with the lowest score wins, leftmost on ties.
@@ -54,8 +54,8 @@ impl AllocatorKind {
 
     /// Parses a name exactly as [`AllocatorKind::name`] prints it. One
     /// trailing newline (as `echo` writes to sysfs) is accepted; anything
-    /// else is [`SlotError::Invalid`].
-    pub fn from_name(s: &[u8]) -> Result<AllocatorKind, SlotError> {
+    /// else is [`Error::Invalid`].
+    pub fn from_name(s: &[u8]) -> Result<AllocatorKind, Error> {
         let s = match s.split_last() {
             Some((b'\n', rest)) => rest,
             _ => s,
@@ -64,7 +64,7 @@ impl AllocatorKind {
             .iter()
             .copied()
             .find(|k| k.name().as_bytes() == s)
-            .ok_or(SlotError::Invalid)
+            .ok_or(Error::Invalid)
     }
 
     /// Whether this allocator lets vGPUs share slots.
@@ -120,6 +120,11 @@ impl Tunables {
         self.sample_period_ms
     }
 
+    /// [`Tunables::sample_period_ms`] in ns, the unit of the pool's `now`.
+    pub fn sample_period_ns(&self) -> u64 {
+        u64::from(self.sample_period_ms).saturating_mul(1_000_000)
+    }
+
     /// Utilization averaging window, in ms (default 20 000).
     pub const fn util_window_ms(&self) -> u32 {
         self.util_window_ms
@@ -157,21 +162,21 @@ impl Tunables {
         }
     }
 
-    fn check_window(sample_ms: u32, window_ms: u32) -> Result<(), SlotError> {
+    fn check_window(sample_ms: u32, window_ms: u32) -> Result<(), Error> {
         if window_ms < sample_ms {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         match window_ms.checked_div(sample_ms) {
             Some(n) if (1..=UTIL_WINDOW_MAX).contains(&n) => Ok(()),
-            _ => Err(SlotError::OutOfRange),
+            _ => Err(Error::OutOfRange),
         }
     }
 
     /// Sets the sample period. Range 10..=60 000 ms, and the window must
     /// stay between 1 and [`UTIL_WINDOW_MAX`] samples.
-    pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), Error> {
         if !(Self::SAMPLE_PERIOD_MIN_MS..=Self::SAMPLE_PERIOD_MAX_MS).contains(&ms) {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         Self::check_window(ms, self.util_window_ms)?;
         self.sample_period_ms = ms;
@@ -180,25 +185,25 @@ impl Tunables {
 
     /// Sets the averaging window: at least one sample period, at most
     /// [`UTIL_WINDOW_MAX`] sample periods.
-    pub fn set_util_window_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_util_window_ms(&mut self, ms: u32) -> Result<(), Error> {
         Self::check_window(self.sample_period_ms, ms)?;
         self.util_window_ms = ms;
         Ok(())
     }
 
     /// Sets the idle threshold: 0 (off) or 1000..=86 400 000 ms.
-    pub fn set_idle_threshold_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_idle_threshold_ms(&mut self, ms: u32) -> Result<(), Error> {
         if ms != 0 && !(Self::PERIOD_MIN_MS..=Self::PERIOD_MAX_MS).contains(&ms) {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         self.idle_threshold_ms = ms;
         Ok(())
     }
 
     /// Sets the re-placement period: 1000..=86 400 000 ms.
-    pub fn set_replace_period_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_replace_period_ms(&mut self, ms: u32) -> Result<(), Error> {
         if !(Self::PERIOD_MIN_MS..=Self::PERIOD_MAX_MS).contains(&ms) {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         self.replace_period_ms = ms;
         Ok(())
@@ -210,9 +215,9 @@ impl Tunables {
     }
 
     /// Sets the `cost` allocator's move penalty: 0..=10 000 %.
-    pub fn set_move_penalty_pct(&mut self, pct: u32) -> Result<(), SlotError> {
+    pub fn set_move_penalty_pct(&mut self, pct: u32) -> Result<(), Error> {
         if pct > Self::MOVE_PENALTY_MAX_PCT {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         self.move_penalty_pct = pct;
         Ok(())

@@ -17,10 +17,12 @@
 //!
 //! One [`SlotPool`] per physical GPU, behind a lock (innermost, never held
 //! across `dma_map`). All calls are bounded, allocate nothing and cannot
-//! panic:
+//! panic; time (`now`) is `u64` ns of a monotonic clock, as for the
+//! scheduler (the pool keeps ms, the unit of its tunables):
 //!
 //! * mdev create: [`SlotPool::create_mb`] (or [`SlotPool::create`]); on
-//!   error return [`SlotError::to_errno`]. Apply the returned moves.
+//!   error the engine returns the errno of the [`Error`](super::Error)
+//!   (`NoSpace`: `-ENOSPC`). Apply the returned moves.
 //! * mdev remove: [`SlotPool::destroy`]; apply the returned moves.
 //! * at the switch point, before dispatching the next vGPU:
 //!   [`SlotPool::switch_in`]; apply its moves, then copy its private entries
@@ -28,13 +30,14 @@
 //!   [`SwitchPlan::copy_low`]) into the hardware GTT and invalidate once.
 //! * every sample period (1 s): [`SlotPool::sample`] per vGPU with its busy
 //!   fraction in ppm, then [`SlotPool::tick`] at a switch point; apply moves.
-//!   To keep the `cost` search (about 1 ms for 16 vGPUs) out of the lock,
+//!   To keep the `cost` search (about 1 ms for 16 vGPUs) out of the lock
+//!   (the kernel engine does not: it runs it inline, see `gm-slots.rst`),
 //!   set [`SlotPool::set_deferred_replace`]: when
 //!   [`SlotPool::replace_pending`], clone the pool under the lock, call
 //!   [`SlotPool::plan_replace`] on the clone unlocked, then
 //!   [`SlotPool::apply_replace`] under the lock (`Busy`: retry next tick).
-//! * sysfs: the `set_*` tunables (errors map to `-EINVAL`/`-ERANGE`/
-//!   `-EBUSY`, nothing changes on error), [`SlotPool::available_instances_mb`]
+//! * sysfs: the `set_*` tunables (`Invalid`, `OutOfRange` or `Busy`;
+//!   nothing changes on error), [`SlotPool::available_instances_mb`]
 //!   for `available_instances`, [`SlotPool::stats`] and
 //!   [`SlotPool::placement`] for the per-vGPU view.
 //!
@@ -47,13 +50,17 @@
 // also mixes u16/u32/u64 widths, so truncating casts are refused here too.
 #![deny(clippy::cast_possible_truncation)]
 
+use super::{
+    Error,
+    VgpuId, //
+};
+
 mod alloc_cost;
 mod alloc_dymsize;
 mod alloc_dymutil;
 mod alloc_gscale;
 mod alloc_static;
 mod config;
-mod error;
 mod monitor;
 mod moves;
 mod plan;
@@ -69,7 +76,6 @@ mod tests_prop;
 pub use alloc_cost::{MAX_SWEEPS, MIN_HISTORY};
 pub use alloc_gscale::GSCALE_WEIGHT;
 pub use config::{AllocatorKind, Tunables, UTIL_WINDOW_MAX};
-pub use error::SlotError;
 pub use monitor::UTIL_FULL_PPM;
 pub use moves::{Move, Moves};
 pub use pool::{

@@ -2,6 +2,8 @@
 
 //! Fixed-capacity list of vGPU moves (re-placements) for the kernel to apply.
 
+use super::VgpuId;
+
 /// One vGPU moved from one start slot to another.
 ///
 /// The kernel relocates the vGPU's private high-GM GTT (its shadow entries)
@@ -11,7 +13,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Move {
     /// The vGPU that moved.
-    pub id: u8,
+    pub id: VgpuId,
     /// Its old first slot.
     pub from: u16,
     /// Its new first slot.

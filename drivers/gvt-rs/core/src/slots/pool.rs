@@ -6,13 +6,16 @@
 use super::alloc_dymsize;
 use super::alloc_dymutil::{self, algorithm2};
 use super::config::{AllocatorKind, Tunables};
-use super::error::SlotError;
 use super::monitor::{Monitor, FREQ_ONE, UTIL_FULL_PPM};
 use super::moves::{Move, Moves};
 use super::plan::{add_range, free_windows, occupancy, shared_slots, Item, Items};
 use super::residency::{Residency, SwitchPlan};
 use super::stats::CopyStats;
 use super::{alloc_cost, alloc_gscale, alloc_static, ENTRIES_PER_SLOT, SLOT_MB};
+use super::{
+    Error,
+    VgpuId, //
+};
 
 /// Switch-ins the pool remembers for the `cost` allocator's estimator.
 pub const HISTORY: usize = 256;
@@ -144,9 +147,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// allocation from a constant: at about 10 KB it must not be built on a
     /// 16 KB kernel stack.
     #[allow(clippy::cast_lossless, reason = "usize::from is not const")]
-    pub const fn new(cfg: PoolConfig) -> Result<Self, SlotError> {
+    pub const fn new(cfg: PoolConfig) -> Result<Self, Error> {
         if V == 0 || V > MAX_VGPUS || cfg.slots == 0 || cfg.slots as usize > M {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         Ok(SlotPool {
             m: cfg.slots,
@@ -193,7 +196,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Placement of vGPU `id`, if it is in use.
-    pub fn placement(&self, id: u8) -> Option<Placement> {
+    pub fn placement(&self, id: VgpuId) -> Option<Placement> {
         let v = self.used(id).ok()?;
         Some(Placement {
             start: v.start,
@@ -203,12 +206,12 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Whose entries hardware slot `slot` holds.
-    pub fn owner(&self, slot: u16) -> Option<u8> {
+    pub fn owner(&self, slot: u16) -> Option<VgpuId> {
         self.res.owner(slot)
     }
 
     /// Whose entries the shared low-GM region holds.
-    pub fn low_owner(&self) -> Option<u8> {
+    pub fn low_owner(&self) -> Option<VgpuId> {
         self.res.low_owner()
     }
 
@@ -231,7 +234,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Copy counters of vGPU `id` since it was created.
-    pub fn stats(&self, id: u8) -> Option<CopyStats> {
+    pub fn stats(&self, id: VgpuId) -> Option<CopyStats> {
         self.used(id).ok().map(|v| v.stats)
     }
 
@@ -242,7 +245,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Average utilization of `id` over the window, in ppm.
-    pub fn utilization(&self, id: u8) -> Option<u32> {
+    pub fn utilization(&self, id: VgpuId) -> Option<u32> {
         let w = self.tun.window_samples();
         self.used(id).ok().map(|v| v.mon.average(w))
     }
@@ -280,9 +283,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Selects the allocator. Only while no vGPU exists (`Busy` otherwise),
     /// since placements made by one allocator break another's rules.
-    pub fn set_allocator(&mut self, kind: AllocatorKind) -> Result<(), SlotError> {
+    pub fn set_allocator(&mut self, kind: AllocatorKind) -> Result<(), Error> {
         if self.in_use() != 0 {
-            return Err(SlotError::Busy);
+            return Err(Error::Busy);
         }
         self.kind = kind;
         self.anchor = None;
@@ -294,12 +297,12 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// builds the pool for `M` slots at compile time, then shrinks it).
     /// Only while no vGPU exists (`Busy`); `OutOfRange` unless
     /// `1 <= slots <= M`. Residency and copy totals start afresh.
-    pub fn reconfigure(&mut self, slots: u16, low_entries: u32) -> Result<(), SlotError> {
+    pub fn reconfigure(&mut self, slots: u16, low_entries: u32) -> Result<(), Error> {
         if self.in_use() != 0 {
-            return Err(SlotError::Busy);
+            return Err(Error::Busy);
         }
         if slots == 0 || usize::from(slots) > M {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         self.m = slots;
         self.low_entries = low_entries;
@@ -310,22 +313,22 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// See [`Tunables::set_sample_period_ms`].
-    pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), Error> {
         self.tun.set_sample_period_ms(ms)
     }
 
     /// See [`Tunables::set_util_window_ms`].
-    pub fn set_util_window_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_util_window_ms(&mut self, ms: u32) -> Result<(), Error> {
         self.tun.set_util_window_ms(ms)
     }
 
     /// See [`Tunables::set_idle_threshold_ms`].
-    pub fn set_idle_threshold_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_idle_threshold_ms(&mut self, ms: u32) -> Result<(), Error> {
         self.tun.set_idle_threshold_ms(ms)
     }
 
     /// See [`Tunables::set_replace_period_ms`].
-    pub fn set_replace_period_ms(&mut self, ms: u32) -> Result<(), SlotError> {
+    pub fn set_replace_period_ms(&mut self, ms: u32) -> Result<(), Error> {
         self.tun.set_replace_period_ms(ms)
     }
 
@@ -335,7 +338,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// See [`Tunables::set_move_penalty_pct`].
-    pub fn set_move_penalty_pct(&mut self, pct: u32) -> Result<(), SlotError> {
+    pub fn set_move_penalty_pct(&mut self, pct: u32) -> Result<(), Error> {
         self.tun.set_move_penalty_pct(pct)
     }
 
@@ -347,18 +350,19 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// `Invalid` (size 0), `Exists` (id in use), `NoSpace` (`static` has no
     /// free window). Moves of other vGPUs are returned for the kernel to
     /// apply before the new vGPU first runs.
-    pub fn create(&mut self, id: u8, size: u16, now_ms: u64) -> Result<Created<V>, SlotError> {
+    pub fn create(&mut self, id: VgpuId, size: u16, now: u64) -> Result<Created<V>, Error> {
+        let now_ms = ms_of(now);
         let idx = usize::from(id);
         match self.vgpus.get(idx) {
-            None => return Err(SlotError::OutOfRange),
-            Some(v) if v.state != State::Free => return Err(SlotError::Exists),
+            None => return Err(Error::OutOfRange),
+            Some(v) if v.state != State::Free => return Err(Error::Exists),
             Some(_) => {}
         }
         if size == 0 {
-            return Err(SlotError::Invalid);
+            return Err(Error::Invalid);
         }
         if size > self.m {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         let m = self.m;
         let cur = self.active_items();
@@ -383,7 +387,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             }
             AllocatorKind::Gscale => {
                 let p = alloc_gscale::place(&self.all_occupancy(), size, m, true)
-                    .ok_or(SlotError::OutOfRange)?;
+                    .ok_or(Error::OutOfRange)?;
                 (with(p), None)
             }
             AllocatorKind::DymSize => {
@@ -397,9 +401,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let start = layout
             .get_by_id(id)
             .map(|i| i.start)
-            .ok_or(SlotError::Invalid)?;
+            .ok_or(Error::Invalid)?;
         if start.checked_add(size).is_none_or(|end| end > m) {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         // Commit: nothing below can fail.
         self.next_seq = seq.wrapping_add(1);
@@ -422,15 +426,15 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// [`SlotPool::create`] with the size in MB, which must be a positive
     /// multiple of 64 (`Invalid` otherwise).
-    pub fn create_mb(&mut self, id: u8, mb: u32, now_ms: u64) -> Result<Created<V>, SlotError> {
+    pub fn create_mb(&mut self, id: VgpuId, mb: u32, now: u64) -> Result<Created<V>, Error> {
         let s = mb_to_slots(mb)?;
-        self.create(id, s, now_ms)
+        self.create(id, s, now)
     }
 
     /// Destroys vGPU `id` and forgets its residency. Under `dymgpu-size`, if
     /// it held a slot nobody else used, the others are re-placed (returned).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn destroy(&mut self, id: u8, _now_ms: u64) -> Result<Moves<V>, SlotError> {
+    pub fn destroy(&mut self, id: VgpuId, _now: u64) -> Result<Moves<V>, Error> {
         let v = *self.used(id)?;
         let mut moves = Moves::new();
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
@@ -456,7 +460,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// entries the kernel must copy into the hardware GTT, and marks them
     /// resident. A parked vGPU is first re-inserted (moves in the plan).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn switch_in(&mut self, id: u8, now_ms: u64) -> Result<SwitchPlan<V, M>, SlotError> {
+    pub fn switch_in(&mut self, id: VgpuId, now: u64) -> Result<SwitchPlan<V, M>, Error> {
+        let now_ms = ms_of(now);
         let (mut plan, n) = self.load_range(id)?;
         let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
         if low {
@@ -489,7 +494,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Whether the hardware GTT holds every slot of `id`'s high-GM range
     /// (the low-GM region is not moved by placements, only by switch-ins).
-    pub fn resident(&self, id: u8) -> bool {
+    pub fn resident(&self, id: VgpuId) -> bool {
         let Some(p) = self.placement(id) else {
             return false;
         };
@@ -500,7 +505,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// gave its slots to another vGPU: the slots to copy, as
     /// [`Pool::switch_in`] but without counting a switch. A parked vGPU is
     /// first re-inserted (moves in the plan).
-    pub fn reload(&mut self, id: u8) -> Result<SwitchPlan<V, M>, SlotError> {
+    pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
         let (plan, n) = self.load_range(id)?;
         let add = CopyStats {
             high_slots: u64::from(n),
@@ -515,7 +520,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Makes `id`'s high-GM range resident (re-inserting it first if it is
     /// parked): the plan of slots to copy, with the moves, and their count.
-    fn load_range(&mut self, id: u8) -> Result<(SwitchPlan<V, M>, u16), SlotError> {
+    fn load_range(&mut self, id: u8) -> Result<(SwitchPlan<V, M>, u16), Error> {
         let mut moves = Moves::new();
         if self.used(id)?.state == State::Parked {
             self.unpark(id, &mut moves);
@@ -533,10 +538,11 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// of the last sample period it kept the GPU busy, in parts per million
     /// (0..=1 000 000, `OutOfRange` above). A non-zero sample also counts as
     /// activity for the idle rule.
-    pub fn sample(&mut self, id: u8, busy_ppm: u32, now_ms: u64) -> Result<(), SlotError> {
+    pub fn sample(&mut self, id: VgpuId, busy_ppm: u32, now: u64) -> Result<(), Error> {
+        let now_ms = ms_of(now);
         self.used(id)?;
         if busy_ppm > UTIL_FULL_PPM {
-            return Err(SlotError::OutOfRange);
+            return Err(Error::OutOfRange);
         }
         if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
             x.mon.sample(busy_ppm, now_ms);
@@ -548,7 +554,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// (no vGPU running on the engines): parks vGPUs idle for the threshold
     /// (`dymgpu-size`) and, every re-placement period, re-places vGPUs
     /// (`dymgpu-util`, `cost`). Returns the moves to apply.
-    pub fn tick(&mut self, now_ms: u64) -> Moves<V> {
+    pub fn tick(&mut self, now: u64) -> Moves<V> {
+        let now_ms = ms_of(now);
         let mut moves = Moves::new();
         let thr = u64::from(self.tun.idle_threshold_ms());
         if self.kind == AllocatorKind::DymSize && thr != 0 {
@@ -623,9 +630,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// Applies a plan made on a clone. Fails with `Busy` (nothing changed,
     /// the re-placement stays pending) if a vGPU was created, destroyed,
     /// parked or moved since the clone was taken.
-    pub fn apply_replace(&mut self, plan: &ReplacePlan<V>) -> Result<Moves<V>, SlotError> {
+    pub fn apply_replace(&mut self, plan: &ReplacePlan<V>) -> Result<Moves<V>, Error> {
         if plan.generation != self.generation {
-            return Err(SlotError::Busy);
+            return Err(Error::Busy);
         }
         let mut moves = Moves::new();
         if let Some(items) = &plan.items {
@@ -644,10 +651,10 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     // -------------------------------------------------------------- internals
 
-    fn used(&self, id: u8) -> Result<&Vgpu, SlotError> {
+    fn used(&self, id: u8) -> Result<&Vgpu, Error> {
         match self.vgpus.get(usize::from(id)) {
-            None => Err(SlotError::OutOfRange),
-            Some(v) if v.state == State::Free => Err(SlotError::Invalid),
+            None => Err(Error::OutOfRange),
+            Some(v) if v.state == State::Free => Err(Error::Invalid),
             Some(v) => Ok(v),
         }
     }
@@ -837,9 +844,15 @@ fn prior_freq<const V: usize>(items: &Items<V>) -> u32 {
 }
 
 /// Converts a size in MB to slots: a positive multiple of 64 MB.
-pub fn mb_to_slots(mb: u32) -> Result<u16, SlotError> {
+pub fn mb_to_slots(mb: u32) -> Result<u16, Error> {
     if mb == 0 || mb % SLOT_MB != 0 {
-        return Err(SlotError::Invalid);
+        return Err(Error::Invalid);
     }
-    u16::try_from(mb / SLOT_MB).map_err(|_| SlotError::OutOfRange)
+    u16::try_from(mb / SLOT_MB).map_err(|_| Error::OutOfRange)
+}
+
+/// The pool keeps its history in milliseconds (the unit of its tunables);
+/// callers pass time as everywhere in the core, ns of a monotonic clock.
+const fn ms_of(now: u64) -> u64 {
+    now / 1_000_000
 }

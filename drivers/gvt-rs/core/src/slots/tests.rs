@@ -16,6 +16,9 @@ use std::vec::Vec;
 use super::layout::{self, Spec};
 use super::*;
 
+/// One millisecond in ns, the unit of the pool's `now`.
+const MS: u64 = 1_000_000;
+
 type Pool = SlotPool<16, 64>;
 
 fn pool(slots: u16, kind: AllocatorKind) -> Pool {
@@ -37,7 +40,7 @@ fn rr(p: &mut Pool, n: u8, rounds: u32, now: &mut u64) -> u64 {
     for _ in 0..rounds {
         for i in 0..n {
             *now += 16;
-            p.switch_in(i, *now).unwrap();
+            p.switch_in(i, *now * MS).unwrap();
         }
     }
     p.totals().high_slots - before
@@ -195,7 +198,7 @@ fn algorithm1_ties_keep_creation_order() {
 fn vgpu_larger_than_pool_is_refused() {
     for k in AllocatorKind::ALL {
         let mut p = pool(5, k);
-        assert_eq!(p.create(0, 6, 0).unwrap_err(), SlotError::OutOfRange);
+        assert_eq!(p.create(0, 6, 0).unwrap_err(), Error::OutOfRange);
         assert_eq!(p.in_use(), 0);
     }
 }
@@ -269,10 +272,10 @@ fn dymsize_idle_vgpu_is_parked_and_reinserted() {
     // vGPU 0 and 1 keep working, vGPU 2 goes quiet.
     for t in 1..=25u64 {
         let now = t * 1000;
-        p.sample(0, 500_000, now).unwrap();
-        p.sample(1, 500_000, now).unwrap();
-        p.sample(2, 0, now).unwrap();
-        p.tick(now);
+        p.sample(0, 500_000, now * MS).unwrap();
+        p.sample(1, 500_000, now * MS).unwrap();
+        p.sample(2, 0, now * MS).unwrap();
+        p.tick(now * MS);
     }
     assert!(p.placement(2).unwrap().parked);
     assert!(!p.placement(0).unwrap().parked);
@@ -280,7 +283,7 @@ fn dymsize_idle_vgpu_is_parked_and_reinserted() {
     // now nothing is shared among the active ones.
     assert_eq!(p.shared_slots(), 0);
     // It comes back: it keeps its range (no candidate shares fewer slots).
-    let plan = p.switch_in(2, 26_000).unwrap();
+    let plan = p.switch_in(2, 26_000 * MS).unwrap();
     assert!(plan.moves().is_empty());
     assert!(!p.placement(2).unwrap().parked);
     assert_eq!(p.shared_slots(), 6);
@@ -295,10 +298,10 @@ fn dymsize_parking_exclusive_vgpu_replaces_the_others() {
     assert_eq!(starts(&p, 3), [0, 6, 6]);
     p.tick(0);
     for t in 1..=20u64 {
-        p.sample(1, 1, t * 1000).unwrap();
-        p.sample(2, 1, t * 1000).unwrap();
+        p.sample(1, 1, (t * 1000) * MS).unwrap();
+        p.sample(2, 1, (t * 1000) * MS).unwrap();
     }
-    let mv = p.tick(20_000);
+    let mv = p.tick(20_000 * MS);
     // vGPU0 (exclusive 0..5) parked: Algorithm 1 over {6, 4} packs left
     // (6@0, 4@6, nothing shared, no anchor); only vGPU1 moves.
     assert!(p.placement(0).unwrap().parked);
@@ -315,7 +318,7 @@ fn dymsize_parking_exclusive_vgpu_replaces_the_others() {
     assert_eq!(p.dymgpu_anchor(), None);
     // When it returns: staying at 0 shares 8 slots, right-aligning at 4
     // shares 6, a full re-run (8@0, 6@6, 4@6) shares 4: the re-run wins.
-    let plan = p.switch_in(0, 21_000).unwrap();
+    let plan = p.switch_in(0, 21_000 * MS).unwrap();
     assert_eq!(
         plan.moves().as_slice(),
         [Move {
@@ -356,10 +359,10 @@ fn dymutil_replaces_every_period_by_utilization() {
     assert_eq!(starts(&p, 3), [0, 6, 6]);
     p.tick(0);
     for t in 1..=20u64 {
-        p.sample(0, 10_000, t * 1000).unwrap();
-        p.sample(1, 300_000, t * 1000).unwrap();
-        p.sample(2, 900_000, t * 1000).unwrap();
-        let mv = p.tick(t * 1000);
+        p.sample(0, 10_000, (t * 1000) * MS).unwrap();
+        p.sample(1, 300_000, (t * 1000) * MS).unwrap();
+        p.sample(2, 900_000, (t * 1000) * MS).unwrap();
+        let mv = p.tick((t * 1000) * MS);
         if t < 20 {
             assert!(mv.is_empty());
         }
@@ -376,7 +379,7 @@ fn dymutil_window_uses_last_samples_only() {
     p.create(0, 6, 0).unwrap();
     p.set_util_window_ms(3000).unwrap();
     for (t, u) in [0u32, 0, 0, 300, 600, 900].iter().enumerate() {
-        p.sample(0, *u * 1000, t as u64 * 1000).unwrap();
+        p.sample(0, *u * 1000, (t as u64 * 1000) * MS).unwrap();
     }
     assert_eq!(p.utilization(0), Some(600_000));
 }
@@ -392,8 +395,7 @@ fn static_is_exclusive_and_refuses_when_full() {
         p.create(i, 6, 0).unwrap();
     }
     assert_eq!(p.available_instances(6), 0);
-    assert_eq!(p.create(9, 6, 0).unwrap_err(), SlotError::NoSpace);
-    assert_eq!(SlotError::NoSpace.to_errno(), -28);
+    assert_eq!(p.create(9, 6, 0).unwrap_err(), Error::NoSpace);
     // Destroy one in the middle: exactly one 6-slot hole.
     p.destroy(4, 0).unwrap();
     assert_eq!(p.available_instances(6), 1);
@@ -423,19 +425,19 @@ fn switch_in_copies_only_non_resident_slots_and_low_gm() {
     p.create(0, 8, 0).unwrap(); // 0..7
     p.create(1, 6, 0).unwrap(); // 6..11 (score 2 slots) vs ... leftmost min
     assert_eq!(starts(&p, 2), [0, 6]);
-    let a = p.switch_in(0, 1).unwrap();
+    let a = p.switch_in(0, MS).unwrap();
     assert_eq!(a.high_slots(), 8);
     assert!(a.copy_low());
     assert_eq!(a.entries(), 9 * 16_384);
     assert_eq!(a.copy_runs().collect::<Vec<_>>(), [(0, 8)]);
-    let b = p.switch_in(1, 2).unwrap();
+    let b = p.switch_in(1, 2 * MS).unwrap();
     assert_eq!(b.high_slots(), 6);
-    let a = p.switch_in(0, 3).unwrap();
+    let a = p.switch_in(0, 3 * MS).unwrap();
     assert_eq!(a.high_slots(), 2);
     assert_eq!(a.copy_runs().collect::<Vec<_>>(), [(6, 2)]);
     assert!(a.copies_slot(7) && !a.copies_slot(5));
     // Same vGPU again: nothing to copy, not even low GM.
-    let a = p.switch_in(0, 4).unwrap();
+    let a = p.switch_in(0, 4 * MS).unwrap();
     assert_eq!(a.high_slots(), 0);
     assert!(!a.copy_low());
     let s0 = p.stats(0).unwrap();
@@ -448,12 +450,12 @@ fn switch_in_copies_only_non_resident_slots_and_low_gm() {
 fn destroy_and_forget_residency() {
     let mut p = pool(12, AllocatorKind::Gscale);
     p.create(0, 6, 0).unwrap();
-    p.switch_in(0, 1).unwrap();
+    p.switch_in(0, MS).unwrap();
     assert_eq!(p.owner(0), Some(0));
     p.forget_residency();
     assert_eq!(p.owner(0), None);
-    assert_eq!(p.switch_in(0, 2).unwrap().high_slots(), 6);
-    p.destroy(0, 3).unwrap();
+    assert_eq!(p.switch_in(0, 2 * MS).unwrap().high_slots(), 6);
+    p.destroy(0, 3 * MS).unwrap();
     assert_eq!(p.owner(0), None);
     assert_eq!(p.low_owner(), None);
     assert_eq!(p.totals().high_slots, 12);
@@ -465,13 +467,13 @@ fn copy_runs_split_on_resident_slots() {
     p.create(0, 12, 0).unwrap();
     p.create(1, 2, 0).unwrap(); // 0..1 (all windows score 2, leftmost)
     p.create(2, 2, 0).unwrap(); // 2..3
-    p.switch_in(0, 1).unwrap();
-    p.switch_in(1, 2).unwrap();
-    p.switch_in(2, 3).unwrap();
-    let plan = p.switch_in(0, 4).unwrap();
+    p.switch_in(0, MS).unwrap();
+    p.switch_in(1, 2 * MS).unwrap();
+    p.switch_in(2, 3 * MS).unwrap();
+    let plan = p.switch_in(0, 4 * MS).unwrap();
     assert_eq!(plan.copy_runs().collect::<Vec<_>>(), [(0, 4)]);
-    p.switch_in(1, 5).unwrap();
-    let plan = p.switch_in(0, 6).unwrap();
+    p.switch_in(1, 5 * MS).unwrap();
+    let plan = p.switch_in(0, 6 * MS).unwrap();
     assert_eq!(plan.copy_runs().collect::<Vec<_>>(), [(0, 2)]);
 }
 
@@ -488,7 +490,7 @@ fn cost_matches_size_based_with_equal_rates() {
     p.tick(0);
     let mut now = 0;
     rr(&mut p, 4, 100, &mut now);
-    p.tick(20_000);
+    p.tick(20_000 * MS);
     rr(&mut p, 4, 1, &mut now);
     assert_eq!(rr(&mut p, 4, 1, &mut now), 18);
 }
@@ -505,16 +507,16 @@ fn cost_gives_busy_vgpus_exclusive_slots() {
     for r in 0..200 {
         for i in [2u8, 3] {
             now += 16;
-            p.switch_in(i, now).unwrap();
+            p.switch_in(i, now * MS).unwrap();
         }
         if r % 10 == 0 {
             for i in [0u8, 1] {
                 now += 16;
-                p.switch_in(i, now).unwrap();
+                p.switch_in(i, now * MS).unwrap();
             }
         }
     }
-    p.tick(20_000);
+    p.tick(20_000 * MS);
     let (a, b) = (p.placement(2).unwrap().start, p.placement(3).unwrap().start);
     assert_ne!(a, b);
     // The quiet pair shares one busy vGPU's range... or each other's: in
@@ -524,7 +526,7 @@ fn cost_gives_busy_vgpus_exclusive_slots() {
     for _ in 0..10 {
         for i in [2u8, 3] {
             now += 16;
-            p.switch_in(i, now).unwrap();
+            p.switch_in(i, now * MS).unwrap();
         }
     }
     // After the first refill, busy vGPUs alternate without copies.
@@ -555,59 +557,34 @@ fn cost_layout_function_is_inside_pool() {
 fn errors_change_nothing() {
     let mut p = pool(12, AllocatorKind::DymSize);
     p.create(0, 6, 0).unwrap();
-    p.switch_in(0, 1).unwrap();
+    p.switch_in(0, MS).unwrap();
     let snap = format!("{p:?}");
-    assert_eq!(p.create(16, 1, 0).unwrap_err(), SlotError::OutOfRange);
-    assert_eq!(p.create(0, 1, 0).unwrap_err(), SlotError::Exists);
-    assert_eq!(p.create(1, 0, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.create(1, 13, 0).unwrap_err(), SlotError::OutOfRange);
-    assert_eq!(p.create_mb(1, 100, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.create_mb(1, 0, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.destroy(5, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(p.destroy(200, 0).unwrap_err(), SlotError::OutOfRange);
-    assert_eq!(p.switch_in(5, 0).unwrap_err(), SlotError::Invalid);
-    assert_eq!(
-        p.sample(0, 1_000_001, 0).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(p.sample(3, 0, 0).unwrap_err(), SlotError::Invalid);
+    assert_eq!(p.create(16, 1, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.create(0, 1, 0).unwrap_err(), Error::Exists);
+    assert_eq!(p.create(1, 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create(1, 13, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.create_mb(1, 100, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create_mb(1, 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.destroy(5, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.destroy(200, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.switch_in(5, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.sample(0, 1_000_001, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.sample(3, 0, 0).unwrap_err(), Error::Invalid);
     assert_eq!(
         p.set_allocator(AllocatorKind::Gscale).unwrap_err(),
-        SlotError::Busy
+        Error::Busy
     );
-    assert_eq!(
-        p.set_sample_period_ms(5).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_sample_period_ms(100).unwrap_err(),
-        SlotError::OutOfRange
-    ); // 200 samples
-    assert_eq!(
-        p.set_util_window_ms(500).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_util_window_ms(65_000).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_idle_threshold_ms(999).unwrap_err(),
-        SlotError::OutOfRange
-    );
-    assert_eq!(
-        p.set_replace_period_ms(0).unwrap_err(),
-        SlotError::OutOfRange
-    );
+    assert_eq!(p.set_sample_period_ms(5).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_sample_period_ms(100).unwrap_err(), Error::OutOfRange); // 200 samples
+    assert_eq!(p.set_util_window_ms(500).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_util_window_ms(65_000).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_idle_threshold_ms(999).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.set_replace_period_ms(0).unwrap_err(), Error::OutOfRange);
     assert_eq!(
         p.set_move_penalty_pct(10_001).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(format!("{p:?}"), snap);
-    assert_eq!(SlotError::Invalid.to_errno(), -22);
-    assert_eq!(SlotError::OutOfRange.to_errno(), -34);
-    assert_eq!(SlotError::Busy.to_errno(), -16);
-    assert_eq!(SlotError::Exists.to_errno(), -17);
 }
 
 #[test]
@@ -636,7 +613,7 @@ fn allocator_names_round_trip_strictly() {
     for bad in ["", "GSCALE", "gscale ", "gscale\n\n", "dymgpu"] {
         assert_eq!(
             AllocatorKind::from_name(bad.as_bytes()),
-            Err(SlotError::Invalid)
+            Err(Error::Invalid)
         );
     }
 }
@@ -650,19 +627,19 @@ fn pool_capacity_is_validated() {
     };
     assert_eq!(
         SlotPool::<16, 64>::new(cfg(0)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(
         SlotPool::<16, 64>::new(cfg(65)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(
         SlotPool::<65, 64>::new(cfg(8)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert_eq!(
         SlotPool::<0, 64>::new(cfg(8)).unwrap_err(),
-        SlotError::OutOfRange
+        Error::OutOfRange
     );
     assert!(SlotPool::<64, 64>::new(cfg(64)).is_ok());
     assert_eq!(mb_to_slots(704), Ok(11));
@@ -742,17 +719,17 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
         }
         p.tick(0);
         for t in 1..=20u64 {
-            p.sample(0, 10_000, t * 1000).unwrap();
-            p.sample(1, 300_000, t * 1000).unwrap();
-            p.sample(2, 900_000, t * 1000).unwrap();
+            p.sample(0, 10_000, (t * 1000) * MS).unwrap();
+            p.sample(1, 300_000, (t * 1000) * MS).unwrap();
+            p.sample(2, 900_000, (t * 1000) * MS).unwrap();
         }
         p
     };
     let mut direct = setup(false);
-    let want = direct.tick(20_000);
+    let want = direct.tick(20_000 * MS);
     assert!(!want.is_empty());
     let mut p = setup(true);
-    assert!(p.tick(20_000).is_empty());
+    assert!(p.tick(20_000 * MS).is_empty());
     assert!(p.replace_pending());
     let plan = p.clone().plan_replace();
     assert_eq!(p.apply_replace(&plan).unwrap(), want);
@@ -761,26 +738,26 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
     assert_eq!(p.totals(), direct.totals());
     // A plan made before a placement change is refused.
     let plan = p.clone().plan_replace();
-    p.create(3, 2, 21_000).unwrap();
+    p.create(3, 2, 21_000 * MS).unwrap();
     let snap = format!("{p:?}");
-    assert_eq!(p.apply_replace(&plan).unwrap_err(), SlotError::Busy);
+    assert_eq!(p.apply_replace(&plan).unwrap_err(), Error::Busy);
     assert_eq!(format!("{p:?}"), snap);
 }
 
 #[test]
 fn reconfigure_resizes_an_empty_pool_only() {
     let mut p = pool(54, AllocatorKind::Static);
-    assert_eq!(p.reconfigure(0, 0), Err(SlotError::OutOfRange));
-    assert_eq!(p.reconfigure(65, 0), Err(SlotError::OutOfRange));
+    assert_eq!(p.reconfigure(0, 0), Err(Error::OutOfRange));
+    assert_eq!(p.reconfigure(65, 0), Err(Error::OutOfRange));
     assert_eq!(p.reconfigure(8, 0), Ok(()));
     assert_eq!(p.slots(), 8);
     // Static: two 4-slot vGPUs fill 8 slots; a third does not fit.
     p.create(0, 4, 0).unwrap();
     p.create(1, 4, 0).unwrap();
-    assert_eq!(p.create(2, 4, 0).map(|c| c.start), Err(SlotError::NoSpace));
+    assert_eq!(p.create(2, 4, 0).map(|c| c.start), Err(Error::NoSpace));
     assert_eq!(p.available_instances(1), 0);
     // Not while vGPUs exist, and a failed call changes nothing.
-    assert_eq!(p.reconfigure(16, 0), Err(SlotError::Busy));
+    assert_eq!(p.reconfigure(16, 0), Err(Error::Busy));
     assert_eq!(p.slots(), 8);
     p.destroy(0, 0).unwrap();
     p.destroy(1, 0).unwrap();
@@ -795,14 +772,14 @@ fn reload_after_a_placement_took_the_running_vgpus_slots() {
     // gScale shares slots: B is placed over A's range while A runs.
     let mut p = pool(4, AllocatorKind::Gscale);
     p.create(0, 4, 0).unwrap();
-    p.switch_in(0, 1).unwrap();
+    p.switch_in(0, MS).unwrap();
     assert!(p.resident(0));
-    p.create(1, 4, 2).unwrap();
+    p.create(1, 4, 2 * MS).unwrap();
     let b = p.placement(1).unwrap();
     let a = p.placement(0).unwrap();
     let overlap = a.start.max(b.start) < (a.start + a.slots).min(b.start + b.slots);
     assert!(overlap, "gscale shares the 4 slots: {a:?} {b:?}");
-    p.switch_in(1, 3).unwrap();
+    p.switch_in(1, 3 * MS).unwrap();
     assert!(!p.resident(0) && p.resident(1));
     let switches = p.totals().switch_ins;
     let plan = p.reload(0).unwrap();

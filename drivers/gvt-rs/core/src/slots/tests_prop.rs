@@ -17,6 +17,9 @@ use std::vec::Vec;
 use super::layout::{self, Spec};
 use super::*;
 
+/// One millisecond in ns, the unit of the pool's `now`.
+const MS: u64 = 1_000_000;
+
 /// xorshift64* — deterministic, good enough for test inputs.
 struct Rng(u64);
 
@@ -101,7 +104,7 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
         match r.below(10) {
             0 | 1 => {
                 let size = r.below(u64::from(m) + 2) as u16; // 0 and m+1 too
-                match p.create(id, size, now) {
+                match p.create(id, size, now * MS) {
                     Ok(c) => {
                         assert_eq!(p.placement(id).unwrap().start, c.start);
                         count_moves(&p, &c.moves, &mut moved);
@@ -109,14 +112,14 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
                     Err(_) => assert_eq!(format!("{p:?}"), before),
                 }
             }
-            2 => match p.destroy(id, now) {
+            2 => match p.destroy(id, now * MS) {
                 Ok(mv) => {
                     assert!(p.placement(id).is_none());
                     count_moves(&p, &mv, &mut moved);
                 }
                 Err(_) => assert_eq!(format!("{p:?}"), before),
             },
-            3..=6 => match p.switch_in(id, now) {
+            3..=6 => match p.switch_in(id, now * MS) {
                 Ok(plan) => {
                     count_moves(&p, plan.moves(), &mut moved);
                     let pl = p.placement(id).unwrap();
@@ -137,12 +140,12 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
             },
             7 => {
                 let u = r.below(1_100_000) as u32;
-                if p.sample(id, u, now).is_err() {
+                if p.sample(id, u, now * MS).is_err() {
                     assert_eq!(format!("{p:?}"), before);
                 }
             }
             _ => {
-                let mv = p.tick(now);
+                let mv = p.tick(now * MS);
                 count_moves(&p, &mv, &mut moved);
             }
         }
