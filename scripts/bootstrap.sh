@@ -7,14 +7,15 @@
 #   scripts/bootstrap.sh            all steps
 #   KDIR=/path/to/linux scripts/bootstrap.sh   use a prepared kernel tree
 #
-# Steps: Debian packages, Debian packages for the test VM (downloaded only),
-# rust-src, bindgen-cli, libclang, Linux source.
+# Steps: Debian packages (shellcheck among them, for the lint step), Debian
+# packages for the test VM (downloaded only), rust-src, bindgen-cli,
+# libclang, Linux source.
 
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/linux-source.sh"
 
 DEB_PACKAGES="flex bison bc libelf-dev libssl-dev cpio kmod xz-utils rsync file
-	qemu-system-x86 busybox-static python3 gcc make debootstrap
+	qemu-system-x86 busybox-static python3 gcc make debootstrap shellcheck
 	clang-$LLVM_VERSION lld-$LLVM_VERSION llvm-$LLVM_VERSION"
 
 install_debian_packages() {
@@ -64,6 +65,7 @@ LIBVIRT_ROOT_APT_PACKAGES="libvirt-daemon-system"
 
 build_libvirt_root() {
 	local dir=$GVT_RS_CACHE/vm-debian suite stamp tmp
+	# shellcheck source=/dev/null # the host's file
 	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 	stamp="$suite $LIBVIRT_ROOT_PACKAGES $LIBVIRT_ROOT_APT_PACKAGES"
 	[ -f "$dir/root.cpio" ] && [ "$(cat "$dir/root.stamp" 2>/dev/null)" = "$stamp" ] && return

@@ -14,6 +14,7 @@ source "$(dirname "$0")/common.sh"
 
 flavour=${1:-vm}
 [ -f "$GVT_RS_CACHE/env.sh" ] || "$GVT_RS_ROOT/scripts/bootstrap.sh"
+# shellcheck source=/dev/null # written by scripts/bootstrap.sh
 source "$GVT_RS_CACHE/env.sh"
 if [ -n "${KDIR:-}" ]; then
 	GVT_RS_KSRC=$(cd "$KDIR" && pwd)

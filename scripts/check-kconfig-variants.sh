@@ -12,6 +12,7 @@
 #   scripts/check-kconfig-variants.sh     (after scripts/build-kernel.sh)
 
 source "$(dirname "$0")/common.sh"
+# shellcheck source=/dev/null # written by scripts/bootstrap.sh
 source "$GVT_RS_CACHE/env.sh"
 [ -n "${KDIR:-}" ] && GVT_RS_KSRC=$(cd "$KDIR" && pwd)
 out=$BUILD_DIR-vm

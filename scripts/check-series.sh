@@ -38,7 +38,7 @@
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/linux-source.sh"
 [ -f "$GVT_RS_CACHE/env.sh" ] || die "run scripts/bootstrap.sh first (bindgen, libclang)"
-# shellcheck source=/dev/null
+# shellcheck source=/dev/null # written by scripts/bootstrap.sh
 source "$GVT_RS_CACHE/env.sh"
 
 allow=$GVT_RS_ROOT/scripts/series-checkpatch.txt

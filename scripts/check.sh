@@ -41,7 +41,7 @@ trap summary EXIT
 
 step "bootstrap"
 "$GVT_RS_ROOT/scripts/bootstrap.sh"
-step "host: rustfmt and clippy"
+step "host: shellcheck, rustfmt and clippy"
 "$GVT_RS_ROOT/scripts/host-tests.sh" lint
 step "host: cargo test"
 "$GVT_RS_ROOT/scripts/host-tests.sh" test

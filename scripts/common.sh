@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared settings for the gvt-rs build scripts. Sourced, not executed.
 
 set -euo pipefail
@@ -7,16 +8,21 @@ GVT_RS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GVT_RS_CACHE=${GVT_RS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gvt-rs}
 
 # Pinned inputs. Bump together with the sha256 after testing.
+# shellcheck disable=SC2034 # used by the sourcing scripts
 LINUX_SOURCE_PKG=linux-source-7.3
 LINUX_SOURCE_VERSION=${LINUX_SOURCE_VERSION:-7.3.4-1~bpo13+1}
 LINUX_SOURCE_SHA256=${LINUX_SOURCE_SHA256:-703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3}
 LINUX_SOURCE_SUITES=${LINUX_SOURCE_SUITES:-"trixie-backports sid"}
+# shellcheck disable=SC2034 # used by the sourcing scripts
 BINDGEN_VERSION=0.72.1
 # Clang/LLVM of the KASAN test kernel (Debian's clang-N, lld-N, llvm-N).
+# shellcheck disable=SC2034 # used by the sourcing scripts
 LLVM_VERSION=19
+# shellcheck disable=SC2034 # used by the sourcing scripts
 LIBCLANG_WHEEL_VERSION=18.1.1
 
 TOOLS_DIR=$GVT_RS_CACHE/tools
+# shellcheck disable=SC2034 # used by the sourcing scripts
 SRC_DIR=$GVT_RS_CACHE/src
 BUILD_DIR=${BUILD_DIR:-$GVT_RS_CACHE/build}
 

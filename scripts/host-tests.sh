@@ -4,7 +4,7 @@
 # Host-side tests of the pure crates (the policy core and the tools).
 #
 #   scripts/host-tests.sh test    cargo test
-#   scripts/host-tests.sh lint    rustfmt --check + clippy -D warnings
+#   scripts/host-tests.sh lint    shellcheck + rustfmt --check + clippy -D warnings
 #
 # `test` ends with a "host: N passed, M failed" total (a crate that fails
 # without a failing test, e.g. one that does not build, counts as one
@@ -18,6 +18,32 @@ crates=()
 for c in drivers/gvt-rs/core tools/gvt-sim; do
 	[ -f "$GVT_RS_ROOT/$c/Cargo.toml" ] && crates+=("$c")
 done
+
+# The shell scripts, relative to the repository, one a line: the tracked
+# files named *.sh or starting with a sh or bash shebang (outside a git
+# checkout, e.g. an unpacked tarball, the same among all files).
+shell_scripts() {
+	local f first
+	(
+		cd "$GVT_RS_ROOT" || exit
+		if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+			git ls-files -z
+		else
+			find . -path ./.git -prune -o -path '*/target' -prune -o -type f -printf '%P\0'
+		fi
+	) | while IFS= read -r -d '' f; do
+		[ -f "$GVT_RS_ROOT/$f" ] || continue
+		first=
+		case $f in
+		*.sh) ;;
+		*)
+			IFS= read -r -n 128 first <"$GVT_RS_ROOT/$f" || true
+			[[ $first =~ ^#!.*/(env[[:space:]]+)?(ba)?sh([[:space:]]|$) ]] || continue
+			;;
+		esac
+		printf '%s\n' "$f"
+	done | LC_ALL=C sort
+}
 
 case "${1:-test}" in
 test)
@@ -55,10 +81,20 @@ test)
 	total
 	;;
 lint)
+	# Every shell script, with the repository's .shellcheckrc; any finding
+	# at shellcheck's default severity (style included) fails.
+	command -v shellcheck >/dev/null ||
+		die "shellcheck is missing (scripts/bootstrap.sh installs it)"
+	mapfile -t scripts < <(shell_scripts)
+	[ ${#scripts[@]} -gt 0 ] || die "no shell scripts found"
+	log "shellcheck: ${#scripts[@]} scripts"
+	(cd "$GVT_RS_ROOT" && shellcheck "${scripts[@]}") ||
+		die "shellcheck: fix the findings above (or disable one on its line, with the reason)"
 	# The kernel-side Rust (the module and rust/kernel additions) with the
 	# kernel's .rustfmt.toml settings, as `make rustfmtcheck` would.
 	log "rustfmt: drivers/gvt-rs and rust/ (kernel settings)"
 	kfiles=$(cd "$GVT_RS_ROOT" && find drivers/gvt-rs rust -name '*.rs' -not -path 'drivers/gvt-rs/core/*' | LC_ALL=C sort)
+	# shellcheck disable=SC2086 # $kfiles: one file a word
 	(cd "$GVT_RS_ROOT" && rustfmt --edition 2021 --check \
 		--config skip_children=true,newline_style=Unix $kfiles) ||
 		die "rustfmt: run 'rustfmt --edition 2021 FILE' on the files above"

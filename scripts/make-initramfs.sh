@@ -12,6 +12,7 @@ source "$(dirname "$0")/common.sh"
 
 out=${1:?usage: make-initramfs.sh BUILD_DIR OUTPUT}
 image=${2:?usage: make-initramfs.sh BUILD_DIR OUTPUT}
+# shellcheck source=/dev/null # written by scripts/bootstrap.sh
 source "$GVT_RS_CACHE/env.sh"
 ksrc=${KDIR:-$GVT_RS_KSRC}
 
@@ -69,8 +70,9 @@ trap 'rm -rf "$stage" "$l2"' EXIT
 
 # Debian's mdevctl, from its package (scripts/bootstrap.sh downloads it),
 # with the libraries it links: the admin tool gvt_rs_mdevctl.sh drives.
-mdevctl_deb=$(ls "$GVT_RS_CACHE"/debs/mdevctl_*.deb 2>/dev/null | head -n 1)
-[ -n "$mdevctl_deb" ] || die "Debian's mdevctl package is missing (scripts/bootstrap.sh downloads it)"
+mdevctl_debs=("$GVT_RS_CACHE"/debs/mdevctl_*.deb)
+mdevctl_deb=${mdevctl_debs[0]}
+[ -f "$mdevctl_deb" ] || die "Debian's mdevctl package is missing (scripts/bootstrap.sh downloads it)"
 deb=$(mktemp -d)
 trap 'rm -rf "$stage" "$l2" "$deb"' EXIT
 dpkg-deb -x "$mdevctl_deb" "$deb"

@@ -17,6 +17,7 @@ mkdir -p "$state"
 
 sync_overlay() {
 	local f n=0
+	# shellcheck disable=SC2119 # no extra directories: the build's files only
 	overlay_files >"$state/manifest.new" || true
 	while read -r f; do
 		if ! cmp -s "$GVT_RS_ROOT/$f" "$tree/$f"; then
@@ -45,7 +46,11 @@ apply_patches() {
 	[ "$want" = "$have" ] && return
 	if [ -d "$state/applied" ]; then
 		log "reverting the previously applied kernel patches"
-		for p in $(ls "$state"/applied/*.patch 2>/dev/null | sort -r); do
+		# In reverse order of application (the glob sorts).
+		local applied=("$state"/applied/*.patch) i
+		for ((i = ${#applied[@]} - 1; i >= 0; i--)); do
+			p=${applied[i]}
+			[ -f "$p" ] || continue
 			patch -s -d "$tree" -p1 -R --no-backup-if-mismatch <"$p" ||
 				die "cannot revert $p: restore a pristine tree (remove $tree)"
 		done

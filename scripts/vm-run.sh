@@ -70,6 +70,7 @@ if [ "$mode" = bench ] && [ -n "${GVT_RS_BENCH:-}" ]; then
 fi
 # pci-testdev at 0000:00:10.0 is the spare PCI function that tests bind to
 # the gvtsim driver (the simulated GPU on a PCI parent, as libvirt needs).
+# shellcheck disable=SC2054 # QEMU's option values have commas
 qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_CPUS:-2}" -m "$mem"
 	-kernel "$bzimage" -initrd "$initrd" -append "$append"
 	-device pci-testdev,addr=10.0
@@ -101,9 +102,11 @@ progs=$(sed -n 's/^TEST_GEN_PROGS *[:+]*= *//p' "$GVT_RS_ROOT/tools/testing/self
 # tests it names (a misspelt name fails instead of passing with nothing run).
 kunit_from=()
 if [ "$mode" = check ] && [ -z "${GVT_RS_TESTS:-}" ]; then
+	# shellcheck disable=SC2206 # lists of names, one a word
 	expect=($tests $progs)
 	kunit_from=("$GVT_RS_ROOT/rust" "$GVT_RS_ROOT/drivers/gvt-rs")
 elif [ "$mode" = check ]; then
+	# shellcheck disable=SC2206 # the comma-separated names, one a word
 	expect=(${GVT_RS_TESTS//,/ })
 else
 	expect=()

@@ -6,9 +6,9 @@
 show_tree() {
 	for f in $(find "$1" -type f 2>/dev/null | sort); do
 		if [ -r "$f" ] && v=$(cat "$f" 2>/dev/null); then
-			printf '  %-50s %s\n' "${f#$1/}" "$(echo "$v" | head -n 1)"
+			printf '  %-50s %s\n' "${f#"$1"/}" "$(echo "$v" | head -n 1)"
 		else
-			printf '  %-50s (write-only)\n' "${f#$1/}"
+			printf '  %-50s (write-only)\n' "${f#"$1"/}"
 		fi
 	done
 }
@@ -32,7 +32,7 @@ TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
 # create TYPE N: creates vGPU number N of type TYPE and prints its UUID.
 create() {
-	u=$(printf '%08x-0000-4000-8000-%012x' $2 $2)
+	u=$(printf '%08x-0000-4000-8000-%012x' "$2" "$2")
 	echo "$u" >"$TYPES/gvtsim-$1/create" && echo "$u"
 }
 
@@ -54,16 +54,16 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 	C=$(create GVTg_V5_4 3)
 	D=$(create GVTg_V5_8 4)
 	E=$(create GVTg_V5_4 5)
-	echo 12 >/sys/bus/mdev/devices/$C/gvt_rs/weight
+	echo 12 >"/sys/bus/mdev/devices/$C/gvt_rs/weight"
 	for p in tbs vmcg sfq; do
 		echo
 		echo "=================== policy $p ==================="
 		echo $p >"$GPU/policy"
-		$GUEST -p compute -q 6 -d 3000 -t 7 $A >/tmp/demo_a.out 2>&1 &
-		$GUEST -p frames -f 4 -d 1500 -z 4000 -t 7 $B >/tmp/demo_b.out 2>&1 &
-		$GUEST -p compute -q 6 -d 2000 -t 7 $C >/tmp/demo_c.out 2>&1 &
-		$GUEST -p long -q 2 -d 20000 -t 7 $D >/tmp/demo_d.out 2>&1 &
-		$GUEST -p idle -t 7 $E >/tmp/demo_e.out 2>&1 &
+		$GUEST -p compute -q 6 -d 3000 -t 7 "$A" >/tmp/demo_a.out 2>&1 &
+		$GUEST -p frames -f 4 -d 1500 -z 4000 -t 7 "$B" >/tmp/demo_b.out 2>&1 &
+		$GUEST -p compute -q 6 -d 2000 -t 7 "$C" >/tmp/demo_c.out 2>&1 &
+		$GUEST -p long -q 2 -d 20000 -t 7 "$D" >/tmp/demo_d.out 2>&1 &
+		$GUEST -p idle -t 7 "$E" >/tmp/demo_e.out 2>&1 &
 		sleep 2.5
 		if [ $p = sfq ] && [ -d "$TRACE/events/gvt_rs" ]; then
 			# 50 ms of scheduling events (Documentation/gvt-rs/admin-guide.rst).
@@ -83,7 +83,8 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 		done
 		echo "-- fairness of the last 1 s window while all ran (weight-normalised GPU time): $fair"
 	done
-	for u in $A $B $C $D $E; do echo 1 >/sys/bus/mdev/devices/$u/remove; done
+	# shellcheck disable=SC2086 # a vGPU that was not created drops out
+	for u in $A $B $C $D $E; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	echo static >"$GPU/gm_allocator"
 	echo tbs >"$GPU/policy"
 fi
@@ -106,7 +107,7 @@ if [ -d "$GPU" ] && [ -x /usr/bin/qemu-system-x86_64 ] && [ -f /l2/bzImage ]; th
 		i=$((i + 1))
 	done
 	grep -h "gvt_rs_guest: vGPU" /tmp/demo_qemu.console | sed 's/^.*gvt_rs_guest: /  guest kernel: gvt_rs_guest: /'
-	$GUEST -p compute -q 8 -d 5000 -t 15 $G >/tmp/demo_g.out 2>&1 &
+	$GUEST -p compute -q 8 -d 5000 -t 15 "$G" >/tmp/demo_g.out 2>&1 &
 	sleep 3
 	gvt-top -n 2 -d 2
 	wait $!
@@ -119,7 +120,8 @@ if [ -d "$GPU" ] && [ -x /usr/bin/qemu-system-x86_64 ] && [ -f /l2/bzImage ]; th
 	echo "-- the emulator's:"
 	sed 's/^/  /' /tmp/demo_g.out
 	[ -s /tmp/demo_qemu.err ] && sed 's/^/  qemu: /' /tmp/demo_qemu.err
-	for u in $Q $G; do echo 1 >/sys/bus/mdev/devices/$u/remove; done
+	# shellcheck disable=SC2086 # a vGPU that was not created drops out
+	for u in $Q $G; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	echo tbs >"$GPU/policy"
 fi
 

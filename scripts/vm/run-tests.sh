@@ -9,7 +9,8 @@
 
 filter=
 skip=
-for arg in $(cat /proc/cmdline); do
+read -r cmdline </proc/cmdline
+for arg in $cmdline; do
 	case "$arg" in
 	gvt_rs_vm.tests=*) filter=$(echo "${arg#gvt_rs_vm.tests=}" | tr , ' ') ;;
 	gvt_rs_vm.skip=*) skip=$(echo "${arg#gvt_rs_vm.skip=}" | tr , ' ') ;;
@@ -18,7 +19,9 @@ done
 
 rc=0
 cd /tests/kselftest || exit 1
-for entry in $(cat kselftest-list.txt); do
+# One dir:name entry a word; the tests keep the console as their stdin.
+list=$(cat kselftest-list.txt)
+for entry in $list; do
 	dir=${entry%%:*}
 	name=${entry#*:}
 	if [ -n "$filter" ]; then

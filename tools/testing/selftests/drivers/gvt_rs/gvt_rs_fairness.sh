@@ -50,6 +50,7 @@ res=$(awk -v d1=$((b1 - a1)) -v d2=$((b2 - a2)) -v d3=$((b3 - a3)) 'BEGIN {
 	e = s2 - 2/6; if (e < 0) e = -e; if (e > m) m = e
 	e = s3 - 3/6; if (e < 0) e = -e; if (e > m) m = e
 	printf "%.4f %.4f %.4f %.4f %.1f\n", s1, s2, s3, m, t / 1e6 }')
+# shellcheck disable=SC2086 # the five figures, one a word
 set -- $res
 echo "# figure: policy=sfq weights=1:2:3 shares=$1:$2:$3 (ideal 0.1667:0.3333:0.5000) max_error=$4 gpu_ms=$5"
 echo "# figure: lambda_ppm=$(cat "$GVT_GPU/fairness_lambda_ppm") min_max_ppm=$(cat "$GVT_GPU/fairness_min_max_ppm") jain_ppm=$(cat "$GVT_GPU/fairness_jain_ppm")"

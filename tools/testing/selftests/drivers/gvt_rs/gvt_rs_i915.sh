@@ -47,6 +47,7 @@ log_count() {
 
 check "modprobe i915" modprobe i915
 check "modprobe kvmgt" modprobe kvmgt
+# shellcheck disable=SC2016 # expanded by the sh -c
 check "kvmgt.sched_policy parameter exists and is empty by default" \
 	sh -c '[ -r /sys/module/kvmgt/parameters/sched_policy ] &&
 	       [ -z "$(cat /sys/module/kvmgt/parameters/sched_policy)" ]'
@@ -55,7 +56,7 @@ check "kvmgt.sched_policy is read-only at run time" \
 
 # No Intel GPU: no GVT instance, so neither an mdev parent nor the per-GPU
 # policy selection files exist. Say so in the log.
-gpus=$(ls -d /sys/bus/pci/devices/*/gvt 2>/dev/null | wc -l)
+gpus=$(count_paths /sys/bus/pci/devices/*/gvt)
 ktap_print_msg "GVT instances (per-GPU gvt/ sysfs groups): $gpus"
 check "no GVT instance without an Intel GPU" test "$gpus" -eq 0
 check "unload kvmgt" unload kvmgt
@@ -77,7 +78,7 @@ check "kvmgt cannot be unloaded under gvt_rs" \
 	sh -c '! rmmod kvmgt 2>/dev/null && grep -q "^kvmgt " /proc/modules'
 check "no GPU uses the policy: gvt_rs is not held" \
 	test "$(cat /sys/module/gvt_rs/refcnt)" -eq 0
-gpus=$(ls -d /sys/kernel/gvt_rs/0000:* 2>/dev/null | wc -l)
+gpus=$(count_paths /sys/kernel/gvt_rs/0000:*)
 check "no i915 GPU directory without a GVT instance" test "$gpus" -eq 0
 check "the simulated GPU is still there" test -d /sys/kernel/gvt_rs/gvtsim0
 before=$(log_count "$unreg")
@@ -88,6 +89,7 @@ check "rmmod gvt_rs unregisters the policy" \
 # GPU (none here), and unloading still works.
 unload kvmgt
 unload i915
+# shellcheck disable=SC2016 # expanded by the sh -c
 check "kvmgt sched_policy=gvt-rs, then gvt_rs loads and unloads" \
 	sh -c 'modprobe kvmgt sched_policy=gvt-rs &&
 	       [ "$(cat /sys/module/kvmgt/parameters/sched_policy)" = gvt-rs ] &&

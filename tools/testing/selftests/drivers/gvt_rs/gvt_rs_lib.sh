@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 # Shared helpers of the gvt-rs shell selftests (sourced).
 
+# shellcheck source=/dev/null # the kernel's, not in this directory
 . "$(dirname "$0")/../../kselftest/ktap_helpers.sh"
 
 GVT_SYSFS=/sys/kernel/gvt_rs
@@ -22,6 +24,7 @@ write_fails() {
 	expect=$1 file=$2 value=$3
 	before=$(cat "$file")
 	# busybox echo reports a failed write(); its printf does not.
+	# shellcheck disable=SC3037 # busybox echo has -n
 	err=$( (echo -n "$value" >"$file") 2>&1) && return 1
 	case "$err" in *"$expect"*) ;; *) echo "# $file <- '$value': $err" ; return 1 ;; esac
 	[ "$(cat "$file")" = "$before" ]
@@ -30,6 +33,7 @@ write_fails() {
 # set_attr FILE VALUE: a setup write that must succeed; a test whose setup
 # did not apply would test something else, so it stops here.
 set_attr() {
+	# shellcheck disable=SC3037 # busybox echo has -n (see write_fails)
 	err=$( (echo -n "$2" >"$1") 2>&1) && return 0
 	ktap_exit_fail_msg "setup: $1 <- '$2' failed: $err"
 }
@@ -49,6 +53,18 @@ progress() {
 
 module_loaded() {
 	grep -q "^$1 " /proc/modules
+}
+
+# count_paths PATH...: how many of the paths exist (an unmatched glob
+# counts 0), as `ls -d PATH... | wc -l` would say.
+count_paths() {
+	n=0
+	for p in "$@"; do
+		if [ -e "$p" ] || [ -L "$p" ]; then
+			n=$((n + 1))
+		fi
+	done
+	echo "$n"
 }
 
 # ---- simulated GPU (gvt-rs sim provider) -------------------------------------

@@ -45,7 +45,7 @@ echo "# gscale: available V5_8=$s8 V5_1=$s1 (static: $a8, $a1)"
 check "sharing allocator fits more vGPUs than static" test "$s8" -gt "$a8" -a "$s1" -gt "$a1"
 ok=true
 list=
-for i in 1 2 3 4; do
+for _ in 1 2 3 4; do
 	x=$(vgpu_create GVTg_V5_1) || ok=false
 	list="$list $x"
 done

@@ -65,7 +65,7 @@ for bad in 0 100000 x; do
 	out=$($MDEVCTL start -u "$ub" 2>&1)
 	rc=$?
 	echo "$out" | sed "s/^/# start with gvt_rs\/weight=$bad: status $rc: /"
-	left=$(ls /sys/bus/mdev/devices | grep -c "$ub")
+	left=$(count_paths "/sys/bus/mdev/devices/$ub")
 	[ "$rc" != 0 ] && [ "$left" = 0 ] && [ "$(cat "$TYPES/$T/available_instances")" = "$avail" ] && echo ok >>/tmp/mdevctl_bad
 	$MDEVCTL undefine -u "$ub"
 done

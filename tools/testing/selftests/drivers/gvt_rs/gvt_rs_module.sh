@@ -7,7 +7,7 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-if ! modinfo gvt_rs >/dev/null 2>&1 && [ ! -e /lib/modules/$(uname -r)/kernel/drivers/gvt-rs/gvt_rs.ko ]; then
+if ! modinfo gvt_rs >/dev/null 2>&1 && [ ! -e "/lib/modules/$(uname -r)/kernel/drivers/gvt-rs/gvt_rs.ko" ]; then
 	ktap_skip_all "gvt_rs.ko is not installed"
 	exit "$KSFT_SKIP"
 fi

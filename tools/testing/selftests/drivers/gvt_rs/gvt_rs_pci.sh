@@ -73,7 +73,7 @@ echo "$ua" >"$PCI_TYPES/gvtsim-GVTg_V5_2/create"
 echo "$ub" >"$PCI_TYPES/gvtsim-GVTg_V5_8/create"
 guest "$ua" /tmp/pci_avail_a.out -p compute -t 3
 guest "$ub" /tmp/pci_avail_b.out -p frames -t 3
-samples=$(for i in $(seq 15); do
+samples=$(for _ in $(seq 15); do
 	cat "$PCI_TYPES"/*/available_instances | tr '\n' ' '
 	echo
 	sleep 0.2

@@ -12,8 +12,8 @@ ktap_print_header
 sim_ready || { ktap_skip_all "gvt_rs simulated GPU unavailable"; exit "$KSFT_SKIP"; }
 U=$(vgpu_create GVTg_V5_4)
 V=/sys/bus/mdev/devices/$U/gvt_rs
-ngpu=$(ls "$GVT_GPU" | wc -l)
-nvgpu=$(ls "$V" | wc -l)
+ngpu=$(count_paths "$GVT_GPU"/*)
+nvgpu=$(count_paths "$V"/*)
 ktap_set_plan $((ngpu + nvgpu + 2))
 check "per-GPU ($ngpu) and per-vGPU ($nvgpu) files exist" test "$ngpu" -ge 40 -a "$nvgpu" -ge 25
 
@@ -109,7 +109,9 @@ gpu_rw() {
 	esac
 }
 
-for f in $(ls "$GVT_GPU"); do
+for path in "$GVT_GPU"/*; do
+	[ -e "$path" ] || [ -L "$path" ] || continue
+	f=${path##*/}
 	if writable "$GVT_GPU/$f"; then
 		gpu_rw "$f"
 		rc=$?
@@ -120,7 +122,9 @@ for f in $(ls "$GVT_GPU"); do
 	fi
 done
 
-for f in $(ls "$V"); do
+for path in "$V"/*; do
+	[ -e "$path" ] || [ -L "$path" ] || continue
+	f=${path##*/}
 	case "$f" in
 	weight)
 		check "vgpu/weight" sh -c ". $(dirname "$0")/gvt_rs_lib.sh; \
