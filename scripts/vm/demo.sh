@@ -106,7 +106,7 @@ if [ -d "$GPU" ] && [ -x /usr/bin/qemu-system-x86_64 ] && [ -f /l2/bzImage ]; th
 		sleep 1
 		i=$((i + 1))
 	done
-	grep -h "gvt_rs_guest: vGPU" /tmp/demo_qemu.console | sed 's/^.*gvt_rs_guest: /  guest kernel: gvt_rs_guest: /'
+	grep -h "gvt_rs_guest .*: vGPU" /tmp/demo_qemu.console | sed 's/^.*gvt_rs_guest \([^ ]*\): /  guest kernel: gvt_rs_guest \1: /'
 	$GUEST -p compute -q 8 -d 5000 -t 15 "$G" >/tmp/demo_g.out 2>&1 &
 	sleep 3
 	gvt-top -n 2 -d 2

@@ -133,7 +133,7 @@ impl pci::Driver for GuestDriver {
                 _: {
                     dev_info!(
                         pdev,
-                        "gvt_rs_guest: vGPU {} is /dev/gvtgpu{}: {} engine(s), ring of {}, irq {}\n",
+                        "vGPU {} is /dev/gvtgpu{}: {} engine(s), ring of {}, irq {}\n",
                         info.vgpu_id,
                         number,
                         info.engines,
@@ -151,7 +151,7 @@ impl pci::Driver for GuestDriver {
         this.gpu.remove();
         dev_info!(
             pdev,
-            "gvt_rs_guest: removed vGPU {} (/dev/gvtgpu{})\n",
+            "removed vGPU {} (/dev/gvtgpu{})\n",
             this.gpu.info.vgpu_id,
             this.slot.0
         );

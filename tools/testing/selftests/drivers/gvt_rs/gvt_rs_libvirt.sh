@@ -260,12 +260,12 @@ while ! grep -q "@@L2_DONE" "$console" 2>/dev/null && [ "$(uptime_s)" -lt $end ]
 	sleep 2
 done
 progress "guest done: $(grep -c @@L2_DONE "$console" 2>/dev/null)"
-grep -h "gvt_rs_guest: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null |
+grep -h "gvt_rs_guest .*: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null |
 	sed 's/^/# guest: /'
 c1=$(cat "$(vgpu_attr "$u" completed)")
 echo "# gvt-rs charged the domain's vGPU $((c1 - c0)) completed workloads"
 check "the domain's guest driver binds to the vGPU" \
-	grep -q "gvt_rs_guest: vGPU .* irq" "$console"
+	grep -q "gvt_rs_guest .*: vGPU .* irq" "$console"
 done_guest=$(sed -n 's/^gvt_gpu_client: profile=.* completed=\([0-9]*\) .*/\1/p' "$console" |
 	head -n 1)
 check "its work completes with every fence, each workload counted by gvt-rs on that vGPU" sh -c \

@@ -88,9 +88,9 @@ qb=$(l2 l2b "$ub" "gvt_l2.run=$load,-t,$RUN_B gvt_l2.hold=300")
 progress "two L2 guests started (QEMU pids $qa $qb)"
 
 ok=true
-wait_for /tmp/l2a.console "gvt_rs_guest: vGPU .* irq" "$BOOT_S" "$qa" || ok=false
-wait_for /tmp/l2b.console "gvt_rs_guest: vGPU .* irq" "$BOOT_S" "$qb" || ok=false
-grep -h "gvt_rs_guest: vGPU" /tmp/l2a.console /tmp/l2b.console | sed 's/^/# /'
+wait_for /tmp/l2a.console "gvt_rs_guest .*: vGPU .* irq" "$BOOT_S" "$qa" || ok=false
+wait_for /tmp/l2b.console "gvt_rs_guest .*: vGPU .* irq" "$BOOT_S" "$qb" || ok=false
+grep -h "gvt_rs_guest .*: vGPU" /tmp/l2a.console /tmp/l2b.console | sed 's/^/# /'
 if ! $ok; then
 	for g in l2a l2b; do
 		tail -n 20 /tmp/$g.console /tmp/$g.err 2>/dev/null | sed "s/^/# $g: /"
@@ -158,7 +158,7 @@ rc=$?
 check "removing a vGPU that QEMU holds completes" test $rc = 0
 wait_for /tmp/l2b.console "@@L2_DONE" 120
 check "the guest sees its vGPU go" \
-	sh -c "grep -q '@@L2_GONE' /tmp/l2b.console && grep -q 'gvt_rs_guest: removed' /tmp/l2b.console"
+	sh -c "grep -q '@@L2_GONE' /tmp/l2b.console && grep -q 'gvt_rs_guest .*: removed vGPU' /tmp/l2b.console"
 
 wait_for /tmp/l2a.console "@@L2_DONE" 120
 for q in $qa $qb; do
