@@ -290,7 +290,8 @@ impl<T: Policy> Gvt<T> {
 /// # Invariants
 ///
 /// A `&Vgpu<T>` points to a live `struct intel_vgpu` of a GPU that uses the
-/// policy `T`, for at least its lifetime.
+/// policy `T`, for at least its lifetime; GVT-g sets its GPU pointer before
+/// any op sees it.
 #[repr(transparent)]
 pub struct Vgpu<T> {
     vgpu: Opaque<bindings::intel_vgpu>,
@@ -446,7 +447,8 @@ impl<T: Policy> VgpuRef<T> {
 
     /// Whether this is a reference to `vgpu`.
     pub fn is(&self, vgpu: &Vgpu<T>) -> bool {
-        self.0.vgpu.as_ptr() == vgpu.as_raw()
+        // A vGPU may reuse a freed one's memory, on another GPU.
+        self.0.vgpu.as_ptr() == vgpu.as_raw() && self.0.gvt.as_ptr() == vgpu.gvt().as_raw()
     }
 }
 
@@ -759,13 +761,11 @@ impl<T: Policy> Registration<T> {
         // SAFETY: A live GPU in its `clean` op; the reference lives in this
         // frame.
         let gvt = unsafe { Gvt::<T>::from_raw(gvt) };
-        // SAFETY: The slot is valid and no other op runs during `clean`. It
-        // holds NULL or what `init` stored with `into_foreign`, taken back
-        // once here.
-        let state = unsafe {
-            let p = ptr::replace(gvt.priv_slot(), ptr::null_mut());
-            <KBox<GpuState<T>> as ForeignOwnable>::try_from_foreign(p)
-        };
+        // SAFETY: The slot is valid and no other op runs during `clean`.
+        let p = unsafe { ptr::replace(gvt.priv_slot(), ptr::null_mut()) };
+        // SAFETY: `p` is NULL or what `init` stored with `into_foreign`,
+        // taken back once, here.
+        let state = unsafe { <KBox<GpuState<T>> as ForeignOwnable>::try_from_foreign(p) };
         if let Some(state) = state {
             KBox::into_inner(state).clean(gvt);
         }
@@ -860,12 +860,11 @@ impl<T: Policy> Registration<T> {
         // SAFETY: The caller's guarantee; the reference lives in this frame.
         let vgpu = unsafe { Vgpu::<T>::from_raw(v) };
         // SAFETY: The slot is valid and the vGPU's scheduling ops are
-        // serialised by `sched_lock`. It holds NULL or what `init_vgpu`
-        // stored with `into_foreign`, taken back once here.
-        let inner = unsafe {
-            let p = ptr::replace(vgpu.priv_slot(), ptr::null_mut());
-            <Arc<VgpuInner<T>> as ForeignOwnable>::try_from_foreign(p)
-        };
+        // serialised by `sched_lock`.
+        let p = unsafe { ptr::replace(vgpu.priv_slot(), ptr::null_mut()) };
+        // SAFETY: `p` is NULL or what `init_vgpu` stored with `into_foreign`,
+        // taken back once, here.
+        let inner = unsafe { <Arc<VgpuInner<T>> as ForeignOwnable>::try_from_foreign(p) };
         let Some(inner) = inner else {
             return;
         };
@@ -947,14 +946,12 @@ impl<T: Policy> Registration<T> {
         if gvt.is_null() {
             return;
         }
-        // SAFETY: The caller's guarantee; the references live in this frame.
-        let (gvt, prev, next) = unsafe {
-            (
-                Gvt::<T>::from_raw(gvt),
-                (!prev.is_null()).then(|| Vgpu::<T>::from_raw(prev)),
-                (!next.is_null()).then(|| Vgpu::<T>::from_raw(next)),
-            )
-        };
+        // SAFETY: The caller's guarantee; the reference lives in this frame.
+        let gvt = unsafe { Gvt::<T>::from_raw(gvt) };
+        // SAFETY: As for `gvt`, when not NULL.
+        let prev = (!prev.is_null()).then(|| unsafe { Vgpu::<T>::from_raw(prev) });
+        // SAFETY: As for `gvt`, when not NULL.
+        let next = (!next.is_null()).then(|| unsafe { Vgpu::<T>::from_raw(next) });
         // SAFETY: An op other than `init` and `clean`.
         if let Some(state) = unsafe { gvt.state() } {
             T::switched(&state.data, gvt, prev, next);
