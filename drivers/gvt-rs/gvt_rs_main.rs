@@ -129,11 +129,11 @@ impl kernel::Module for GvtRs {
         )?;
         #[cfg(CONFIG_GVT_RS_SIM)]
         let sim = SimProvider::new(&sysfs, module)?;
-        #[cfg(not(any(CONFIG_GVT_RS_SIM, CONFIG_GVT_RS_I915)))]
+        #[cfg(not(CONFIG_GVT_RS_SIM))]
         let _ = module;
         // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
         #[cfg(CONFIG_GVT_RS_I915)]
-        let i915 = KBox::pin_init(i915::Registration::new(sysfs.clone(), module), GFP_KERNEL)?;
+        let i915 = KBox::pin_init(i915::register(sysfs.clone()), GFP_KERNEL)?;
         Ok(Self {
             #[cfg(CONFIG_GVT_RS_I915)]
             _i915: i915,

@@ -26,14 +26,9 @@
 //!   dense indices.
 //! * Ops run under `sched_lock` (process context). The policy's timer only
 //!   calls `intel_gvt_request_schedule()`.
-
 //!
-//! The raw side, GVT-g's ops table and the handles of its objects, is
-//! [`adapter`]; everything here is safe code.
-
-mod adapter;
-
-pub(crate) use adapter::Registration;
+//! GVT-g's ops table, its pointers and private data are handled by
+//! [`kernel::intel_gvt_policy`]; this provider implements its [`Policy`].
 
 use crate::engine::{
     sysfs::{
@@ -57,15 +52,17 @@ use crate::timer::{
     Timer,
     TimerTarget, //
 };
-use adapter::{
-    GmReservation,
-    Gvt,
-    InitOp,
-    SchedLocked,
-    Vgpu, //
-};
 use kernel::{
     dev_err,
+    intel_gvt_policy::{
+        self,
+        InitContext,
+        Pick,
+        Policy,
+        SchedLocked,
+        ScheduleHandle,
+        VgpuKey, //
+    },
     new_mutex,
     prelude::*,
     sync::{
@@ -138,46 +135,149 @@ impl QueueTimes {
     }
 }
 
+/// A GPU that uses the policy, in an op.
+type Gvt = intel_gvt_policy::Gvt<I915Policy>;
+/// A vGPU of such a GPU, in an op.
+type Vgpu = intel_gvt_policy::Vgpu<I915Policy>;
+/// A vGPU in the scheduler, tagged with its engine id.
+type VgpuRef = intel_gvt_policy::VgpuRef<I915Policy>;
+
+/// The `gvt-rs` policy, registered with GVT-g while this exists.
+pub(crate) type Registration = intel_gvt_policy::Registration<I915Policy>;
+
+/// Registers the `gvt-rs` policy; GPUs that activate it get their
+/// directory under `top`.
+pub(crate) fn register(top: Arc<Dir<crate::Global>>) -> impl PinInit<Registration, Error> {
+    Registration::new(I915Policy { top })
+}
+
+/// The `gvt-rs` policy of GVT-g.
+pub(crate) struct I915Policy {
+    /// The directory each GPU that activates the policy gets its own under.
+    top: Arc<Dir<crate::Global>>,
+}
+
+#[vtable]
+impl Policy for I915Policy {
+    const NAME: &'static CStr = c"gvt-rs";
+    type GpuData = Pin<KBox<I915Gpu>>;
+    type VgpuData = VgpuId;
+
+    fn init(&self, gvt: &Gvt, ctx: &mut InitContext<'_, Self>) -> Result<Self::GpuData> {
+        I915Gpu::new(gvt, &self.top, ctx)
+    }
+
+    fn init_vgpu(gpu: &Self::GpuData, vgpu: &Vgpu) -> Result<Option<VgpuRef>> {
+        if vgpu.is_idle() {
+            // The idle vGPU: nothing to keep.
+            return Ok(None);
+        }
+        gpu.init_vgpu(vgpu).map(Some)
+    }
+
+    fn clean_vgpu(gpu: &Self::GpuData, vgpu: &Vgpu, vref: VgpuRef) {
+        gpu.clean_vgpu(vgpu.gvt(), *vref.data());
+    }
+
+    fn start_schedule(gpu: &Self::GpuData, _vgpu: &Vgpu, id: &VgpuId) {
+        gpu.start_schedule(*id);
+    }
+
+    fn stop_schedule(gpu: &Self::GpuData, vgpu: &Vgpu, id: &VgpuId) {
+        gpu.stop_schedule(vgpu.gvt(), *id);
+    }
+
+    fn pick_next(
+        gpu: &Self::GpuData,
+        _gvt: &Gvt,
+        timer: bool,
+        locked: &SchedLocked<'_, Self>,
+    ) -> Pick<Self> {
+        gpu.pick_next(timer, locked)
+    }
+
+    fn switched(gpu: &Self::GpuData, gvt: &Gvt, _prev: Option<&Vgpu>, next: Option<&Vgpu>) {
+        gpu.switched(gvt, next.is_none_or(|v| v.is_idle()));
+    }
+
+    fn queued(gpu: &Self::GpuData, vgpu: &Vgpu, id: &VgpuId, engine: u32) {
+        gpu.queued(vgpu.gvt(), *id, engine);
+    }
+
+    fn may_dispatch(gpu: &Self::GpuData, vgpu: &Vgpu, id: &VgpuId, engine: u32) -> bool {
+        gpu.may_dispatch(vgpu.gvt(), *id, engine)
+    }
+
+    fn dispatched(gpu: &Self::GpuData, _vgpu: &Vgpu, id: &VgpuId, engine: u32) {
+        gpu.dispatched(*id, engine);
+    }
+
+    fn completed(
+        gpu: &Self::GpuData,
+        _vgpu: &Vgpu,
+        id: &VgpuId,
+        engine: u32,
+        gpu_ns: u64,
+        status: Result,
+    ) {
+        gpu.completed(*id, engine, gpu_ns, status);
+    }
+
+    fn alloc_high(gpu: &Self::GpuData, vgpu: &Vgpu, size: u64) -> Result<u64> {
+        gpu.alloc_high(vgpu, size)
+    }
+
+    fn free_high(gpu: &Self::GpuData, vgpu: &Vgpu) {
+        gpu.free_high(vgpu);
+    }
+
+    fn high_avail(gpu: &Self::GpuData, _gvt: &Gvt, size: u64) -> u32 {
+        gpu.high_avail(size)
+    }
+}
+
 /// What the provider keeps of one vGPU, from `alloc_high` to `free_high`.
 struct Entry {
     /// GVT-g's vGPU; `None` once GVT-g freed it while the engine still
     /// holds its id (see [`I915Gpu::free_high`]).
-    vgpu: Option<Vgpu>,
+    key: Option<VgpuKey>,
+    /// The vGPU in the scheduler, from `init_vgpu` to `clean_vgpu`.
+    vref: Option<VgpuRef>,
     times: KBox<QueueTimes>,
     dir: Option<Dir<VgpuDir>>,
 }
 
 /// The policy timer's target: asks GVT-g for a decision.
-struct ScheduleRequest(Gvt);
+struct ScheduleRequest(ScheduleHandle<I915Policy>);
 
 /// The timer (process context).
 impl TimerTarget for ScheduleRequest {
     fn timer_expired(&self, _index: usize) {
-        self.0.request_schedule();
+        self.0.request();
     }
 }
 
 /// One GPU that uses the `gvt-rs` policy: made by the `init` op, dropped by
-/// `clean` (the adapter owns it in between).
+/// `clean` (GVT-g's private pointer owns it in between).
 ///
 /// Its drop stops the timer first ([`PinnedDrop`]), so that no handler asks
 /// GVT-g for a decision once `clean` returned; the other fields hold no
-/// reference to each other and may drop in any order within `clean`: the
-/// slot pool's reservation is released by its own drop.
+/// reference to each other and may drop in any order within `clean`. The
+/// slot pool's reservation is released after the drop, by
+/// [`kernel::intel_gvt_policy`].
 ///
 /// # Invariants
 ///
-/// Every `Some` vGPU in `vgpus` is one between its `alloc_high` and
+/// Every `Some` key in `vgpus` is a vGPU's between its `alloc_high` and
 /// `free_high` ops: [`I915Gpu::alloc_high`] stores it and
 /// [`I915Gpu::free_high`] removes it.
 #[pin_data(PinnedDrop)]
-pub(super) struct I915Gpu {
-    gvt: Gvt,
+pub(crate) struct I915Gpu {
     engine: Arc<Engine>,
     /// Engine index + 1 of each i915 engine id (0: not used by GVT-g).
     engine_index: [u8; I915_ENGINE_IDS],
-    /// The slot pool in the GGTT.
-    pool: GmReservation,
+    /// Start of the slot pool in the GGTT.
+    pool_start: u64,
     /// vGPUs by engine id. Innermost lock: taken under the engine's.
     #[pin]
     vgpus: Mutex<[Option<Entry>; MAX_VGPUS]>,
@@ -190,7 +290,7 @@ pub(super) struct I915Gpu {
 impl PinnedDrop for I915Gpu {
     fn drop(self: Pin<&mut Self>) {
         // Nothing armed, queued or running after this: the timer releases
-        // its `ScheduleRequest` (and so its GVT-g handle).
+        // its `ScheduleRequest` (and so its schedule handle).
         self.timer.shutdown();
     }
 }
@@ -199,7 +299,11 @@ impl I915Gpu {
     /// The state of GPU `gvt`, activating the policy: an engine for its
     /// engines, the slot pool reserved in its high GM, its directory under
     /// `top`.
-    fn new(gvt: Gvt, top: &Arc<Dir<crate::Global>>, op: &InitOp<'_>) -> Result<Pin<KBox<Self>>> {
+    fn new(
+        gvt: &Gvt,
+        top: &Arc<Dir<crate::Global>>,
+        ctx: &mut InitContext<'_, I915Policy>,
+    ) -> Result<Pin<KBox<Self>>> {
         let mask = gvt.engine_mask();
         let mut engine_index = [0u8; I915_ENGINE_IDS];
         let mut engines = 0usize;
@@ -240,14 +344,13 @@ impl I915Gpu {
         let size = u64::from(slots)
             .checked_mul(SHARED_GM_ALIGN)
             .ok_or(EINVAL)?;
-        let pool = gvt.gm_reserve(op, size)?;
-        let request = Arc::new(ScheduleRequest(gvt.clone()), GFP_KERNEL)?;
+        let pool_start = ctx.gm_reserve(size)?;
+        let request = Arc::new(ScheduleRequest(ctx.schedule_handle()), GFP_KERNEL)?;
         let gpu = KBox::pin_init(
             try_pin_init!(Self {
-                gvt,
                 engine,
                 engine_index,
-                pool,
+                pool_start,
                 vgpus <- new_mutex!([const { None }; MAX_VGPUS], "gvt_rs_i915_vgpus"),
                 timer,
                 _dir: dir,
@@ -288,26 +391,27 @@ impl I915Gpu {
         entry.map(f)
     }
 
-    /// Runs `f` on GVT-g's vGPU `id`, if it still has one.
-    fn with_vgpu<R>(&self, id: VgpuId, f: impl FnOnce(&Vgpu) -> R) -> Option<R> {
+    /// Runs `f` on vGPU `id` in the scheduler, if it is.
+    fn with_vgpu<R>(&self, id: VgpuId, f: impl FnOnce(&VgpuRef) -> R) -> Option<R> {
         let t = self.vgpus.lock();
-        t.get(usize::from(id))?.as_ref()?.vgpu.as_ref().map(f)
+        t.get(usize::from(id))?.as_ref()?.vref.as_ref().map(f)
     }
 
     /// The engine id of GVT-g's vGPU `vgpu`.
     fn id_of(&self, vgpu: &Vgpu) -> Option<VgpuId> {
+        let key = vgpu.key();
         let t = self.vgpus.lock();
         let i = t
             .iter()
-            .position(|e| e.as_ref().and_then(|e| e.vgpu.as_ref()) == Some(vgpu))?;
+            .position(|e| e.as_ref().and_then(|e| e.key) == Some(key))?;
         VgpuId::try_from(i).ok()
     }
 
-    // ---- the ops, called by the adapter --------------------------------
+    // ---- the ops, called by `I915Policy` -------------------------------
 
     /// `alloc_high`: places `vgpu`'s `size` bytes of high GM; returns their
     /// start in the GGTT.
-    fn alloc_high(&self, vgpu: Vgpu, size: u64) -> Result<u64> {
+    fn alloc_high(&self, vgpu: &Vgpu, size: u64) -> Result<u64> {
         let high_mb = u32::try_from(size >> 20).map_err(|_| EINVAL)?;
         // Set from its type before placement.
         let weight = vgpu.weight();
@@ -317,13 +421,14 @@ impl I915Gpu {
             .engine
             .vgpu_slots(id)
             .and_then(|(pl, _)| u64::from(pl.start).checked_mul(SHARED_GM_ALIGN))
-            .and_then(|off| self.pool.start().checked_add(off));
+            .and_then(|off| self.pool_start.checked_add(off));
         let mut t = self.vgpus.lock();
         let stored = at.zip(t.get_mut(usize::from(id))).map(|(at, slot)| {
-            // INVARIANT: `vgpu` stays alive until its `free_high`, which
-            // takes it out.
+            // INVARIANT: `vgpu` exists until its `free_high`, which takes it
+            // out.
             *slot = Some(Entry {
-                vgpu: Some(vgpu),
+                key: Some(vgpu.key()),
+                vref: None,
                 times,
                 dir: None,
             });
@@ -361,8 +466,13 @@ impl I915Gpu {
                 // `clean_vgpu`): its id and slots stay taken until the
                 // policy is switched off, but the vGPU itself is gone.
                 // INVARIANT: Forget it; the entry stays for the id.
-                self.with_entry(id, |entry| entry.vgpu = None);
-                dev_err!(self.gvt.device(), "vGPU {} keeps its slots: {:?}\n", id, e);
+                self.with_entry(id, |entry| entry.key = None);
+                dev_err!(
+                    vgpu.gvt().device(),
+                    "vGPU {} keeps its slots: {:?}\n",
+                    id,
+                    e
+                );
             }
         }
     }
@@ -374,9 +484,10 @@ impl I915Gpu {
 
     /// `init_vgpu`: the placed `vgpu` enters the scheduler, stopped, and
     /// gets its directory under its mdev device.
-    fn init_vgpu(&self, vgpu: &Vgpu) -> Result<VgpuId> {
+    fn init_vgpu(&self, vgpu: &Vgpu) -> Result<VgpuRef> {
         // Placed by `alloc_high`, which GVT-g calls first for every vGPU.
         let id = self.id_of(vgpu).ok_or(EINVAL)?;
+        let vref = VgpuRef::new(vgpu, id)?;
         self.engine.attach_vgpu(id)?;
         let dir = match vgpu.device() {
             None => None,
@@ -389,25 +500,29 @@ impl I915Gpu {
                 }
             },
         };
-        self.with_entry(id, |e| e.dir = dir);
-        Ok(id)
+        let kept = vref.clone();
+        self.with_entry(id, |e| {
+            e.dir = dir;
+            e.vref = Some(kept);
+        });
+        Ok(vref)
     }
 
     /// `clean_vgpu`: vGPU `id` leaves the scheduler and its directory goes.
-    fn clean_vgpu(&self, id: VgpuId) {
+    fn clean_vgpu(&self, gvt: &Gvt, id: VgpuId) {
         // GVT-g stops a vGPU before destroying it; be sure (idempotent, and
         // the vGPU is attached, so it cannot fail).
         warn_on!(self.engine.stop(id).is_err());
         if let Err(e) = self.engine.detach_vgpu(id) {
             dev_err!(
-                self.gvt.device(),
+                gvt.device(),
                 "vGPU {} still busy at destruction: {:?}\n",
                 id,
                 e
             );
         }
-        let dir = self.with_entry(id, |e| e.dir.take());
-        drop(dir);
+        let gone = self.with_entry(id, |e| (e.dir.take(), e.vref.take()));
+        drop(gone);
     }
 
     /// `start_schedule`.
@@ -417,34 +532,41 @@ impl I915Gpu {
     }
 
     /// `stop_schedule`.
-    fn stop_schedule(&self, id: VgpuId) {
+    fn stop_schedule(&self, gvt: &Gvt, id: VgpuId) {
         // GVT-g keeps the queues of engines a reset does not touch, and
         // reports each workload it discards as cancelled: keep the counts
         // (and queue times), so that what still runs is charged. Idempotent,
         // and the vGPU is attached: it cannot fail.
         warn_on!(self.engine.stop_keeping_queued(id).is_err());
-        self.gvt.request_schedule();
+        gvt.request_schedule();
     }
 
     /// `pick_next`: GVT-g's answer, and the timer armed for the next
     /// deadline.
-    fn pick_next(&self, timer: bool, locked: &SchedLocked<'_>) -> GvtgAnswer {
+    fn pick_next(&self, timer: bool, locked: &SchedLocked<'_, I915Policy>) -> Pick<I915Policy> {
         let answer = self
             .engine
             .gvtg_pick_next(&Picking { gpu: self, locked }, timer);
         self.arm_timer();
-        answer
+        match answer {
+            GvtgAnswer::Keep => Pick::Keep,
+            GvtgAnswer::Idle => Pick::Idle,
+            // Picked among the attached vGPUs, which `init_vgpu` keeps.
+            GvtgAnswer::Run(id) => self
+                .with_vgpu(id, VgpuRef::clone)
+                .map_or(Pick::Keep, Pick::Run),
+        }
     }
 
     /// `switched`: the engines drained and the switch happened.
-    fn switched(&self, to_idle: bool) {
+    fn switched(&self, gvt: &Gvt, to_idle: bool) {
         if self.engine.gvtg_switched(to_idle) {
-            self.gvt.request_schedule();
+            gvt.request_schedule();
         }
     }
 
     /// `queued`: vGPU `id` queued a workload on i915 engine `engine`.
-    fn queued(&self, id: VgpuId, engine: u32) {
+    fn queued(&self, gvt: &Gvt, id: VgpuId, engine: u32) {
         let Some(e) = self.engine(engine) else {
             return;
         };
@@ -456,18 +578,18 @@ impl I915Gpu {
         let now = self.engine.now_ns();
         self.with_entry(id, |ent| ent.times.push(e, now));
         if self.engine.need_resched() {
-            self.gvt.request_schedule();
+            gvt.request_schedule();
         }
     }
 
     /// `may_dispatch`: whether `engine` may take vGPU `id`'s next workload.
-    fn may_dispatch(&self, id: VgpuId, engine: u32) -> bool {
+    fn may_dispatch(&self, gvt: &Gvt, id: VgpuId, engine: u32) -> bool {
         let Some(e) = self.engine(engine) else {
             return true;
         };
         let ok = self.engine.may_dispatch(id, e);
         if !ok {
-            self.gvt.request_schedule();
+            gvt.request_schedule();
         }
         ok
     }
@@ -487,12 +609,12 @@ impl I915Gpu {
     }
 
     /// `completed`: a workload of vGPU `id` left `engine`, or was discarded
-    /// (`status` `-ECANCELED`).
-    fn completed(&self, id: VgpuId, engine: u32, gpu_ns: u64, status: i32) {
+    /// (`status` `ECANCELED`).
+    fn completed(&self, id: VgpuId, engine: u32, gpu_ns: u64, status: Result) {
         let Some(e) = self.engine(engine) else {
             return;
         };
-        if status == ECANCELED.to_errno() {
+        if status == Err(ECANCELED) {
             // Discarded before dispatch: it leaves the queue, not the GPU.
             if self.engine.cancelled(id, e).is_ok() {
                 let now = self.engine.now_ns();
@@ -529,7 +651,7 @@ impl Provider for I915Gpu {
 /// The provider for a decision (`pick_next`, under `sched_lock`).
 struct Picking<'a> {
     gpu: &'a I915Gpu,
-    locked: &'a SchedLocked<'a>,
+    locked: &'a SchedLocked<'a, I915Policy>,
 }
 
 impl Provider for Picking<'_> {
@@ -546,6 +668,10 @@ impl Provider for Picking<'_> {
     }
 
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
-        self.gpu.with_vgpu(vgpu, |v| v.vcpu_time_ns(self.locked))
+        self.gpu
+            .with_vgpu(vgpu, |r| {
+                r.get(self.locked).map(|v| v.vcpu_time_ns(self.locked))
+            })
+            .flatten()
     }
 }
