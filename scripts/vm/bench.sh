@@ -134,15 +134,18 @@ bench_frames() {
 	echo
 	echo "== interactive: a frame vGPU (1 ms per frame, 15 ms think) alone and beside 7 saturating ones (four 2 ms queued), 10 s each"
 	printf '  %-22s %10s %14s %11s %20s %24s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max" "wait p50/p99/max us"
-	for v in tbs vmcg sfq sfq-nopreempt eevdf; do
-		echo "${v%-nopreempt}" >"$GPU/policy"
+	for v in tbs vmcg sfq sfq-nopreempt eevdf eevdf+anticipate; do
+		echo "${v%%[-+]*}" >"$GPU/policy"
 		case $v in *-nopreempt) echo 0 ;; *) echo 1 ;; esac >"$GPU/sfq_wake_preempt"
+		# Anticipation holds of up to one neighbour workload (2 ms).
+		case $v in *+anticipate) echo 2000 ;; *) echo 0 ;; esac >"$GPU/anticipate_us"
 		alone=$(frames 0)
 		beside=$(frames 7)
 		printf '  %-22s %10s %14s %11s %20s %24s\n' "$v" "$alone" "$beside" \
 			"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)"
 	done
 	echo 1 >"$GPU/sfq_wake_preempt"
+	echo 0 >"$GPU/anticipate_us"
 }
 
 

@@ -220,6 +220,7 @@ tunable_attr!(
     c"interactive_gap_us",
     Tunable::InteractiveGapUs
 );
+tunable_attr!(T_ANT, s_ant, w_ant, c"anticipate_us", Tunable::AnticipateUs);
 
 macro_rules! pool_attr {
     ($attr:ident, $show:ident, $store:ident, $name:literal, $get:expr, $set:expr) => {
@@ -399,7 +400,7 @@ static A_POLICY: Attribute<GpuDir> = Attribute::read_write(c"policy", show_polic
 static A_ALLOC: Attribute<GpuDir> =
     Attribute::read_write(c"gm_allocator", show_allocator, store_allocator);
 
-static GPU_ATTRS: [&Attribute<GpuDir>; 49] = [
+static GPU_ATTRS: [&Attribute<GpuDir>; 50] = [
     &A_POLICY,
     &T_TBS_TICK,
     &T_TBS_BAL,
@@ -420,6 +421,7 @@ static GPU_ATTRS: [&Attribute<GpuDir>; 49] = [
     &T_IDLE,
     &T_ICALLS,
     &T_IGAP,
+    &T_ANT,
     &A_ALLOC,
     &P_SAMPLE,
     &P_WINDOW,
@@ -500,6 +502,12 @@ vgpu_stat!(V_VTAG, sv_vtag, c"sfq_tag_ns", |s| s.vtag_ns);
 vgpu_stat!(V_REQ, sv_req, c"sfq_request_ns", |s| s.request_ns);
 vgpu_stat!(V_IA, sv_ia, c"interactive", |s| u8::from(s.interactive));
 vgpu_stat!(V_TRIPS, sv_trips, c"round_trips", |s| s.round_trips);
+vgpu_stat!(V_CHARGED, sv_charged, c"sfq_charged_ns", |s| s.charged_ns);
+vgpu_stat!(V_AHITS, sv_ahits, c"anticipate_hits", |s| s.anticipate_hits);
+vgpu_stat!(V_AMISS, sv_amiss, c"anticipate_misses", |s| s
+    .anticipate_misses);
+vgpu_stat!(V_AHELD, sv_aheld, c"anticipate_held_ns", |s| s
+    .anticipate_held_ns);
 vgpu_stat!(V_STARTED, sv_started, c"started", |s| u8::from(s.started));
 vgpu_stat!(V_GM, sv_gm, c"gm_mb", |s| s.gm_mb);
 
@@ -553,11 +561,11 @@ static V_WEIGHT: Attribute<VgpuDir> = Attribute::read_write(c"weight", show_weig
 static V_TW: Attribute<VgpuDir> = Attribute::read_only(c"type_weight", show_type_weight);
 static V_BW: Attribute<VgpuDir> = Attribute::read_write(c"pcie_bw_mbps", show_bw, store_bw);
 
-static VGPU_ATTRS: [&Attribute<VgpuDir>; 33] = [
+static VGPU_ATTRS: [&Attribute<VgpuDir>; 37] = [
     &V_ID, &V_WEIGHT, &V_TW, &V_BW, &V_BUSY, &V_SHARE, &V_CREDITS, &V_SLICE, &V_QUEUE, &V_INFL,
     &V_SUB, &V_DISP, &V_COMP, &V_LAVG, &V_LMAX, &V_LP50, &V_LP99, &V_CPU, &V_BYTES, &V_LEFT,
-    &V_VTAG, &V_REQ, &V_IA, &V_TRIPS, &V_STARTED, &V_GM, &V_SSTART, &V_SCOUNT, &V_SPARK, &V_SWIN,
-    &V_SCOPY, &V_ECOPY, &V_MOVES,
+    &V_VTAG, &V_REQ, &V_IA, &V_TRIPS, &V_CHARGED, &V_AHITS, &V_AMISS, &V_AHELD, &V_STARTED, &V_GM,
+    &V_SSTART, &V_SCOUNT, &V_SPARK, &V_SWIN, &V_SCOPY, &V_ECOPY, &V_MOVES,
 ];
 
 /// Creates `<parent>/gvt_rs/` for a vGPU.

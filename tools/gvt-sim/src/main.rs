@@ -22,6 +22,7 @@ commands:
   mixes                     FairGV-style weighted mixes, every policy
   interactive               a light frame vGPU beside 1/3/7/15 saturating ones, every policy
   fairgv                    FairGV Figs. 8/9 shape: min-max and aggregated overhead, coscheduling
+  anticipate                eevdf's anticipation (anticipate_us) over every other scenario: its cost
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
@@ -209,6 +210,10 @@ fn real_main(o: &Opts) -> Result<(), String> {
             print!("{}", report::interactive_breakdown(&c));
         }
         "fairgv" => print!("{}", report::fairgv(&config(o, &Config::default())?)),
+        "anticipate" => print!(
+            "{}",
+            report::anticipation_cost(&config(o, &Config::default())?)
+        ),
         "all" => {
             let dir = o.out.as_deref().ok_or("all needs --out DIR")?;
             std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
@@ -239,6 +244,10 @@ fn real_main(o: &Opts) -> Result<(), String> {
                 (
                     "fairgv.txt",
                     report::fairgv(&config(o, &Config::default())?),
+                ),
+                (
+                    "anticipate.txt",
+                    report::anticipation_cost(&config(o, &Config::default())?),
                 ),
             ];
             for p in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {

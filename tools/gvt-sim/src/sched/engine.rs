@@ -137,6 +137,11 @@ pub struct VmResult {
     /// flight, nothing of its queued), ns: `sfq` and `eevdf` charge it.
     pub held_ns: u64,
     pub active: bool,
+    /// `eevdf` anticipation in the window: holds its submission ended,
+    /// holds that ended without it, and the GPU time held, ns.
+    pub ant_hits: u64,
+    pub ant_misses: u64,
+    pub ant_held_ns: u64,
     /// GPU share per sample interval (fraction of the interval), for plots.
     pub series: Vec<f64>,
     pub cpu_ns: u64,
@@ -175,6 +180,9 @@ pub struct RunResult {
     pub busy_total_ns: u64,
     pub sample_ns: u64,
     pub samples_from_ns: u64,
+    /// GPU time the policy left idle while work waited, in the window
+    /// (the core's `withheld_ns`), ns.
+    pub withheld_ns: u64,
 }
 
 impl RunResult {
@@ -313,6 +321,23 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         }
     };
 
+    // The core's cumulative counters at the start of the window: withheld
+    // GPU time, and per VM (hits, misses, held ns) of anticipation.
+    let counters = |s: &Scheduler<CAP>| {
+        let v: Vec<(u64, u64, u64)> = (0..specs.len())
+            .map(|i| {
+                s.stats(vid(i)).map_or((0, 0, 0), |st| {
+                    (
+                        st.anticipate_hits,
+                        st.anticipate_misses,
+                        st.anticipate_held_ns,
+                    )
+                })
+            })
+            .collect();
+        (s.gpu_stats().withheld_ns, v)
+    };
+    let mut at_w0 = None;
     let mut now = 0u64;
     loop {
         // Drive the core like the kernel would.
@@ -357,6 +382,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         };
         if t > cfg.duration_ns {
             break;
+        }
+        if at_w0.is_none() && t >= w0 {
+            at_w0 = Some(counters(&s));
         }
         if let Some(c) = s.current().map(usize::from) {
             if engines.iter().all(|e| e.is_none()) && vms[c].q.is_empty() {
@@ -478,8 +506,13 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             }
         }
     }
+    let (wh0, ant0) = at_w0.unwrap_or_else(|| counters(&s));
+    let (wh1, ant1) = counters(&s);
     for (i, r) in res.iter_mut().enumerate() {
         r.cpu_ns = vms[i].cpu_ns;
+        r.ant_hits = ant1[i].0 - ant0[i].0;
+        r.ant_misses = ant1[i].1 - ant0[i].1;
+        r.ant_held_ns = ant1[i].2 - ant0[i].2;
     }
     RunResult {
         vms: res,
@@ -488,6 +521,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         busy_total_ns: busy_total,
         sample_ns: cfg.sample_ns,
         samples_from_ns: w0,
+        withheld_ns: wh1 - wh0,
     }
 }
 
@@ -530,6 +564,7 @@ mod tests {
             busy_total_ns: 0,
             sample_ns: MS,
             samples_from_ns: 0,
+            withheld_ns: 0,
         };
         assert_eq!((r.utilisation(), r.per_s(5)), (0.0, 5e9));
         let r = RunResult {

@@ -136,6 +136,7 @@ mod tests {
             busy_total_ns: 200_000_000,
             sample_ns: 100_000_000,
             samples_from_ns: 1_000_000_000,
+            withheld_ns: 0,
         }
     }
 

@@ -46,8 +46,9 @@
 //! `decision.rs` the answers to a provider. Each policy's own bookkeeping
 //! is in `tbs.rs`, `vmcg.rs` and `sfq.rs` (`sfq` and `eevdf`); the usage
 //! throttle in `throttle.rs`, the interactivity classifier in
-//! `interact.rs`.
+//! `interact.rs`, `eevdf`'s think-time predictor in `anticipate.rs`.
 
+mod anticipate;
 mod bitmap;
 mod decision;
 mod fixed;

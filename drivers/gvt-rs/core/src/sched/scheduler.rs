@@ -4,6 +4,7 @@
 //! decisions.
 
 use super::{
+    anticipate::Hold,
     bitmap::Bitmap,
     metrics::Fairness,
     policy::PolicyOps,
@@ -55,6 +56,8 @@ pub struct Scheduler<const N: usize> {
     pub(super) withheld: Withheld,
     /// The latest `now` of a call that updated `withheld`.
     pub(super) last_now: u64,
+    /// `eevdf` anticipation hold in force, if any (`anticipate.rs`).
+    pub(super) ant: Option<Hold>,
 }
 
 impl<const N: usize> Default for Scheduler<N> {
@@ -97,6 +100,7 @@ impl<const N: usize> Scheduler<N> {
             switches: 0,
             withheld: Withheld::new(),
             last_now: 0,
+            ant: None,
         }
     }
 
@@ -129,6 +133,8 @@ impl<const N: usize> Scheduler<N> {
         self.tbs.reset();
         self.sfq.reset();
         self.vmcg.reset(&self.v, now);
+        // A hold is the old policy's decision.
+        self.ant = None;
         self.ops().switched_to(self, now);
         // The running turn's time belongs to the old policy.
         self.turn_start = now;
@@ -327,7 +333,11 @@ impl<const N: usize> Scheduler<N> {
         let gap = self.tun.us(Tunable::InteractiveGapUs);
         let g = self.vg_mut(id)?;
         let was = g.backlogged();
-        let trip = !was && g.inflight == 0 && g.ia.woke(now, gap);
+        let woke = !was && g.inflight == 0;
+        let trip = woke && g.ia.woke(now, gap);
+        if woke {
+            g.ant.woke(now);
+        }
         if let Some(c) = g.ch.get_mut(engine) {
             c.pending = c.pending.saturating_add(1);
         }
@@ -525,6 +535,7 @@ impl<const N: usize> Scheduler<N> {
         if idle {
             g.ia.idle(now);
         }
+        g.ant.completed(gpu_ns, idle, now);
         self.inflight = self.inflight.saturating_sub(1);
         if self.current == Some(id) {
             self.turn_gpu_ns = self.turn_gpu_ns.saturating_add(gpu_ns);

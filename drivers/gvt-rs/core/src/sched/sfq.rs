@@ -226,12 +226,26 @@ impl<const N: usize> Sfq<N> {
     /// sums saturate only when the tags lead `V` by thousands of seconds of
     /// service; `A` then reads late, which makes more vGPUs eligible.
     pub(crate) fn average(&self, weight: &dyn Fn(usize) -> u32) -> u64 {
+        self.average_with(weight, None)
+    }
+
+    /// [`Sfq::average`] as if `extra = Some((id, ns))` were already charged
+    /// to `id` (the running vGPU's service in its turn so far).
+    pub(crate) fn average_with(
+        &self,
+        weight: &dyn Fn(usize) -> u32,
+        extra: Option<(usize, u64)>,
+    ) -> u64 {
         let v = self.vtime();
         let mut wsum: u64 = 0;
         let mut lead: u64 = 0;
         for id in self.heap.ids() {
             let w = u64::from(weight(id).max(1));
-            let d = vdiff(self.heap.key(id), v).max(0) as u64;
+            let mut k = self.heap.key(id);
+            if let Some((_, ns)) = extra.filter(|e| e.0 == id) {
+                k = k.wrapping_add(mul_div_sat(ns, VSCALE, w));
+            }
+            let d = vdiff(k, v).max(0) as u64;
             wsum = wsum.saturating_add(w);
             lead = lead.saturating_add(d.saturating_mul(w));
         }

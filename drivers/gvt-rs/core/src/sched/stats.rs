@@ -69,6 +69,16 @@ pub struct VgpuStats {
     pub interactive: bool,
     /// Synchronous round trips counted since creation.
     pub round_trips: u64,
+    /// `sfq`/`eevdf`: service charged to its tag since creation (GPU time
+    /// plus GPU time held idle for it), ns.
+    pub charged_ns: u64,
+    /// `eevdf` anticipation: holds ended by its submission.
+    pub anticipate_hits: u64,
+    /// `eevdf` anticipation: holds that ended without its submission.
+    pub anticipate_misses: u64,
+    /// `eevdf` anticipation: GPU time held idle ahead of its predicted
+    /// submissions (charged to it, counted in `withheld_ns`), ns.
+    pub anticipate_held_ns: u64,
 }
 
 /// Counters of the whole GPU.
@@ -167,6 +177,10 @@ impl<const N: usize> Scheduler<N> {
             request_ns: self.sfq.request(id, self.tun.us(Tunable::SfqSliceUs)),
             interactive: self.is_interactive(id),
             round_trips: g.ia.total,
+            charged_ns: g.charged_ns,
+            anticipate_hits: g.ant.hits,
+            anticipate_misses: g.ant.misses,
+            anticipate_held_ns: g.ant.held_ns,
         })
     }
 }

@@ -50,9 +50,12 @@ pub enum Tunable {
     InteractiveCalls,
     /// Longest completion-to-submission gap of a synchronous round trip, us.
     InteractiveGapUs,
+    /// `eevdf` anticipation: longest time the GPU is held idle ahead of a
+    /// light periodic vGPU's predicted submission (0: off), us.
+    AnticipateUs,
 }
 
-const TUNABLES: usize = 19;
+const TUNABLES: usize = 20;
 
 impl Tunable {
     /// Every tunable.
@@ -76,6 +79,7 @@ impl Tunable {
         Tunable::IdleThresholdUs,
         Tunable::InteractiveCalls,
         Tunable::InteractiveGapUs,
+        Tunable::AnticipateUs,
     ];
 
     /// sysfs file name.
@@ -100,6 +104,7 @@ impl Tunable {
             Tunable::IdleThresholdUs => "idle_threshold_us",
             Tunable::InteractiveCalls => "interactive_calls",
             Tunable::InteractiveGapUs => "interactive_gap_us",
+            Tunable::AnticipateUs => "anticipate_us",
         }
     }
 
@@ -130,6 +135,7 @@ impl Tunable {
             Tunable::IdleThresholdUs => (0, 10_000),
             Tunable::InteractiveCalls => (0, 1000),
             Tunable::InteractiveGapUs => (0, 100_000),
+            Tunable::AnticipateUs => (0, 10_000),
         }
     }
 
@@ -157,6 +163,8 @@ impl Tunable {
             Tunable::IdleThresholdUs => 200,
             Tunable::InteractiveCalls => 10,
             Tunable::InteractiveGapUs => 1000,
+            // Off: every existing result stays as it was.
+            Tunable::AnticipateUs => 0,
         }
     }
 }
@@ -184,6 +192,7 @@ const fn defaults() -> [u64; TUNABLES] {
         Tunable::IdleThresholdUs.default_value(),
         Tunable::InteractiveCalls.default_value(),
         Tunable::InteractiveGapUs.default_value(),
+        Tunable::AnticipateUs.default_value(),
     ]
 }
 

@@ -7,6 +7,7 @@
 //! (`workload_q_head`); the core only counts them, which is all a policy
 //! needs and keeps the core free of allocation.
 
+use super::anticipate::Predictor;
 use super::interact::Interact;
 use super::lathist::LatHist;
 
@@ -49,6 +50,11 @@ pub(crate) struct Vgpu {
     pub(crate) lat_max_ns: u64,
     pub(crate) lat: LatHist,
     pub(crate) ia: Interact,
+    /// Think-time predictor and anticipation counters (`anticipate.rs`).
+    pub(crate) ant: Predictor,
+    /// `sfq`/`eevdf`: service charged to its tag (GPU time plus GPU time
+    /// held idle for it), ns.
+    pub(crate) charged_ns: u64,
     pub(crate) cpu_ns: u64,
     pub(crate) bytes: u64,
     pub(crate) win_busy_ns: u64,
@@ -78,6 +84,8 @@ impl Vgpu {
         lat_max_ns: 0,
         lat: LatHist::EMPTY,
         ia: Interact::NEW,
+        ant: Predictor::NEW,
+        charged_ns: 0,
         cpu_ns: 0,
         bytes: 0,
         win_busy_ns: 0,

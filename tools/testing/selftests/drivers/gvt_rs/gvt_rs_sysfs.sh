@@ -80,6 +80,7 @@ gpu_rw() {
 	idle_threshold_us) uint_file "$GVT_GPU/$1" 0 10000 ;;
 	interactive_calls) uint_file "$GVT_GPU/$1" 0 1000 ;;
 	interactive_gap_us) uint_file "$GVT_GPU/$1" 0 100000 ;;
+	anticipate_us) uint_file "$GVT_GPU/$1" 0 10000 ;;
 	gm_sample_period_ms)
 		# The utilization window (20 s) must hold 1..64 samples.
 		good "$GVT_GPU/$1" 500 && good "$GVT_GPU/$1" 1000 &&

@@ -37,19 +37,30 @@ pub(super) fn activate_all<const N: usize>(s: &mut Scheduler<N>) {
     }
 }
 
-/// Charges the turn of `c` that ended at `now`: its measured GPU time, or
-/// wall-clock ownership if none was measured, plus the time the GPU was
-/// held idle for it.
-pub(super) fn charge_turn<const N: usize>(s: &mut Scheduler<N>, c: usize, now: u64) {
+/// What the running turn has to be charged at `now`: its measured GPU
+/// time, or wall-clock ownership if none was measured, plus the time the
+/// GPU was held idle for it (closed stretches: the open one is added when
+/// the turn ends).
+pub(super) fn turn_charge<const N: usize>(s: &Scheduler<N>, now: u64) -> u64 {
     let mut l = s.turn_gpu_ns;
     if l == 0 && s.turn_dispatched > 0 {
         // No GPU time measured: charge wall-clock ownership.
         l = now.saturating_sub(s.turn_start);
     }
     // The GPU was held idle for this vGPU: charge that too.
-    l = l.saturating_add(s.turn_idle_ns);
+    l.saturating_add(s.turn_idle_ns)
+}
+
+/// Charges the turn of `c` that ended at `now`: its measured GPU time, or
+/// wall-clock ownership if none was measured, plus the time the GPU was
+/// held idle for it.
+pub(super) fn charge_turn<const N: usize>(s: &mut Scheduler<N>, c: usize, now: u64) {
+    let l = turn_charge(s, now);
     let w = s.v.get(c).map_or(1, |g| g.weight);
     s.sfq.charge(c, l, w);
+    if let Some(g) = s.v.get_mut(c) {
+        g.charged_ns = g.charged_ns.saturating_add(l);
+    }
     if s.turn_dispatched > 0 {
         let slice = s.tun.us(Tunable::SfqSliceUs);
         let more = s.backlogged.get(c);
