@@ -10,12 +10,6 @@ pub struct GvtSimParent {
     _opaque: [u8; 0],
 }
 
-/// `struct gvt_sim_vdev`: the VFIO device of one vGPU, owned by the VFIO core.
-#[repr(C)]
-pub struct GvtSimVdev {
-    _opaque: [u8; 0],
-}
-
 extern "C" {
     /// Registers the mdev driver and the `gvtsim` device class.
     pub fn gvt_sim_driver_register() -> i32;
@@ -36,18 +30,4 @@ extern "C" {
     /// Unregisters the parent (and its class device); removes every vGPU
     /// first.
     pub fn gvt_sim_parent_unregister(p: *mut GvtSimParent);
-    /// Reports the vGPU's INTx level and, with `edge`, an MSI to send; the
-    /// glue applies vfio-pci's interrupt semantics (`irq.c`).
-    pub fn gvt_sim_vdev_irq(v: *mut GvtSimVdev, level: bool, edge: bool);
-    /// `vfio_dma_rw()`: reads or writes guest memory at `iova`.
-    pub fn gvt_sim_vdev_dma_rw(
-        v: *mut GvtSimVdev,
-        iova: u64,
-        buf: *mut c_void,
-        len: usize,
-        write: bool,
-    ) -> i32;
-    /// CPU time (user + system) of the process that opened the vGPU (its
-    /// live threads), ns.
-    pub fn gvt_sim_vdev_cpu_ns(v: *mut GvtSimVdev) -> u64;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Layout-free ABI between the simulated GPU's C glue (glue.c) and its Rust
+ * Layout-free ABI between the simulated GPU's mdev glue (glue.c) and its Rust
  * side (sim/ffi.rs). Only opaque pointers, integers and kernel buffers cross
  * it. Functions named gvt_rs_sim_* are implemented in Rust.
  */
@@ -10,12 +10,9 @@
 #include <linux/types.h>
 
 #define GVT_SIM_MAX_TYPES	8
-/* Largest access: the whole configuration space. */
-#define GVT_SIM_MAX_ACCESS	256
 
 struct device;
 struct gvt_sim_parent;
-struct gvt_sim_vdev;
 
 /* Implemented in C, called from Rust. */
 int gvt_sim_driver_register(void);
@@ -25,21 +22,11 @@ int gvt_sim_parent_register(void *gpu, struct device *dev, const char *name,
 			    const char *const *pretty_names,
 			    unsigned int nr_types, struct gvt_sim_parent **out);
 void gvt_sim_parent_unregister(struct gvt_sim_parent *p);
-void gvt_sim_vdev_irq(struct gvt_sim_vdev *v, bool level, bool edge);
-int gvt_sim_vdev_dma_rw(struct gvt_sim_vdev *v, u64 iova, void *buf,
-			size_t len, bool write);
-u64 gvt_sim_vdev_cpu_ns(struct gvt_sim_vdev *v);
 
 /* Implemented in Rust, called from C (process context, may sleep). */
-int gvt_rs_sim_probe(void *gpu, unsigned int type, struct gvt_sim_vdev *v,
-		     struct device *dev, void **out_vgpu);
+int gvt_rs_sim_probe(void *gpu, unsigned int type, struct device *dev,
+		     void **out_vgpu);
 void gvt_rs_sim_remove(void *vgpu);
-int gvt_rs_sim_open(void *vgpu);
-void gvt_rs_sim_close(void *vgpu);
-ssize_t gvt_rs_sim_access(void *vgpu, u32 index, u64 off, u8 *buf,
-			  size_t count, bool write);
-int gvt_rs_sim_reset(void *vgpu);
-u64 gvt_rs_sim_region_size(u32 index);
 unsigned int gvt_rs_sim_available(void *gpu, unsigned int type);
 ssize_t gvt_rs_sim_describe(void *gpu, unsigned int type, char *buf);
 

@@ -19,10 +19,12 @@
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 
 pub mod ffi;
+mod irq;
 #[cfg(CONFIG_PCI)]
 pub mod pci;
 mod regs;
 mod ring;
+mod vdev;
 
 use crate::engine::{
     sysfs::{self as esysfs, GpuDir, VgpuDir},
@@ -32,19 +34,28 @@ use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
 use crate::timer::{Timer, TimerTarget};
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, Ordering},
 };
-use ffi::{GvtSimParent, GvtSimVdev};
+use ffi::GvtSimParent;
 use kernel::{
     device::Device,
     ffi::{c_char, c_uint, c_void},
-    new_mutex,
+    new_mutex, new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{
+        aref::ARef,
+        Arc,
+        ArcBorrow,
+        Mutex,
+        SpinLock, //
+    },
     sysfs::{Buffer, Dir, Parent},
+    task::Task,
     time::{delay::fsleep, Delta},
+    vfio,
 };
+use vdev::Vgpu;
 
 /// Number of engines of the simulated GPU (render and blitter).
 pub const ENGINES: usize = 2;
@@ -187,7 +198,7 @@ struct Running {
 struct SimState {
     running: [Option<Running>; ENGINES],
     queues: [Option<KBox<[VChannel; ENGINES]>>; MAX_VGPUS],
-    vgpus: [Option<Arc<SimVgpu>>; MAX_VGPUS],
+    vgpus: [Option<ARef<Vgpu>>; MAX_VGPUS],
 }
 
 /// GTT memory: the hardware GTT and the vGPUs' private copies.
@@ -209,18 +220,14 @@ pub struct SimGpu {
     state: Mutex<SimState>,
     #[pin]
     gtt: Mutex<Gtt>,
-    vdevs: [AtomicPtr<GvtSimVdev>; MAX_VGPUS],
+    /// The thread group that opened each vGPU (the VM), for its CPU time.
+    #[pin]
+    vms: SpinLock<[Option<ARef<Task>>; MAX_VGPUS]>,
     engine_timers: [Arc<Timer<SimGpu>>; ENGINES],
     sched_timer: Arc<Timer<SimGpu>>,
     /// Completions being delivered outside `state` (see `engine_done`).
     completing: AtomicU32,
 }
-
-// SAFETY: `vdevs` holds pointers only dereferenced through the thread-safe
-// glue; everything else is `Send`.
-unsafe impl Send for SimGpu {}
-// SAFETY: Shared access goes through mutexes and atomics.
-unsafe impl Sync for SimGpu {}
 
 /// Timer `index < ENGINES` is an engine completing its workload, `ENGINES`
 /// the policy timer.
@@ -275,7 +282,7 @@ impl SimGpu {
                     private: [const { None }; MAX_VGPUS],
                     private_low: [const { None }; MAX_VGPUS],
                 }, "gvt_rs_sim_gtt"),
-                vdevs: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_VGPUS],
+                vms <- new_spinlock!([const { None }; MAX_VGPUS], "gvt_rs_sim_vms"),
                 engine_timers,
                 sched_timer,
                 completing: AtomicU32::new(0),
@@ -423,18 +430,21 @@ impl SimGpu {
         }
     }
 
-    fn probe(&self, ty_idx: usize, vdev: *mut GvtSimVdev, dev: &Device) -> Result<Arc<SimVgpu>> {
+    /// Creates a vGPU of type `ty_idx` for the mdev device `dev` and
+    /// registers its VFIO device.
+    fn probe(gpu: &Arc<Self>, ty_idx: usize, dev: &Device) -> Result<VgpuHandle> {
+        let this = &**gpu;
         let ty = TYPES.get(ty_idx).ok_or(EINVAL)?;
         let slots = usize::from(mb_to_slots(ty.high_mb).map_err(|_| EINVAL)?);
         // Allocate everything before taking any lock.
         let queues = KBox::new([VChannel::EMPTY, VChannel::EMPTY], GFP_KERNEL)?;
         let mut high = alloc_gtt(slots.checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let mut low = alloc_gtt(ENTRIES)?;
-        let id = self.engine.create_vgpu(self, ty)?;
-        let v = match self.new_vgpu(id, ty_idx, vdev, dev) {
+        let id = this.engine.create_vgpu(this, ty)?;
+        let (v, dir) = match Self::new_vgpu(gpu, id, ty_idx, dev) {
             Ok(v) => v,
             Err(e) => {
-                let _ = self.engine.destroy_vgpu(self, id);
+                let _ = this.engine.destroy_vgpu(this, id);
                 return Err(e);
             }
         };
@@ -447,7 +457,7 @@ impl SimGpu {
             *x = tagv(i) | (1 << 39);
         }
         {
-            let mut g = self.gtt.lock();
+            let mut g = this.gtt.lock();
             if let Some(s) = g.private.get_mut(usize::from(id)) {
                 *s = Some(high);
             }
@@ -455,44 +465,51 @@ impl SimGpu {
                 *s = Some(low);
             }
         }
-        if let Some(p) = self.vdevs.get(usize::from(id)) {
-            p.store(vdev, Ordering::Release);
+        {
+            let mut st = this.state.lock();
+            if let Some(s) = st.queues.get_mut(usize::from(id)) {
+                *s = Some(queues);
+            }
+            if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
+                *s = Some(v.clone());
+            }
         }
-        let mut st = self.state.lock();
-        if let Some(s) = st.queues.get_mut(usize::from(id)) {
-            *s = Some(queues);
+        // Last: user space may open the device as soon as it is registered.
+        match vfio::Registration::new_emulated_iommu(v.clone()) {
+            Ok(reg) => Ok(VgpuHandle { reg, sysfs: dir }),
+            Err(e) => {
+                this.remove(v, dir);
+                Err(e)
+            }
         }
-        if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
-            *s = Some(v.clone());
-        }
-        Ok(v)
     }
 
     fn new_vgpu(
-        &self,
+        gpu: &Arc<Self>,
         id: VgpuId,
         ty: usize,
-        vdev: *mut GvtSimVdev,
         dev: &Device,
-    ) -> Result<Arc<SimVgpu>> {
-        let dir = esysfs::vgpu_dir(Parent::device(dev), self.engine.clone(), id)?;
+    ) -> Result<(ARef<Vgpu>, Dir<VgpuDir>)> {
+        let dir = esysfs::vgpu_dir(Parent::device(dev), gpu.engine.clone(), id)?;
         let mut cfg = [0u8; regs::CFG_SIZE];
         regs::init_config(&mut cfg, ty);
-        Arc::pin_init(
+        let v = vfio::Device::new(
+            dev,
             try_pin_init!(SimVgpu {
-                gpu: ptr::from_ref(self),
+                gpu: gpu.clone(),
                 id,
                 ty,
-                vdev,
                 regs <- new_mutex!(regs::Regs::new(cfg), "gvt_rs_vgpu_lock"),
+                irqs <- irq::Irqs::new(),
                 last_fault_log: AtomicU64::new(0),
-                _sysfs: dir,
             }),
-            GFP_KERNEL,
-        )
+        )?;
+        Ok((v, dir))
     }
 
-    fn remove(&self, v: Arc<SimVgpu>) {
+    /// Destroys the vGPU `v`, whose VFIO device is unregistered, and then
+    /// its sysfs directory `dir`.
+    fn remove(&self, v: ARef<Vgpu>, dir: Dir<VgpuDir>) {
         let id = v.id;
         let idx = usize::from(id);
         // The device is closed (VFIO waited for its users), so the vGPU is
@@ -512,11 +529,8 @@ impl SimGpu {
         };
         drop(queues);
         drop(me);
-        if let Some(p) = self.vdevs.get(idx) {
-            p.store(ptr::null_mut(), Ordering::Release);
-        }
-        // Removes the vGPU's sysfs directory.
         drop(v);
+        drop(dir);
         // Every per-id state goes before the id is released: a vGPU created
         // meanwhile may get the same id and must not lose its GTTs to us.
         let (high, low) = {
@@ -609,75 +623,94 @@ impl Provider for SimGpu {
     }
 
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
-        let p = self.vdevs.get(usize::from(vgpu))?.load(Ordering::Acquire);
-        if p.is_null() {
-            return None;
-        }
-        // SAFETY: `remove` clears the pointer before destroying the vGPU in
-        // the engine, which waits for the policy lock this runs under; the
-        // glue frees the device only after `remove` returned.
-        Some(unsafe { ffi::gvt_sim_vdev_cpu_ns(p) })
+        let vm = self.vms.lock().get(usize::from(vgpu))?.clone()?;
+        Some(vm.group_cputime_ns())
     }
 }
 
-/// One simulated vGPU (the Rust side of a VFIO device).
+/// One simulated vGPU: the driver data of its VFIO device ([`Vgpu`]).
 #[pin_data]
-pub struct SimVgpu {
-    gpu: *const SimGpu,
+pub(crate) struct SimVgpu {
+    gpu: Arc<SimGpu>,
     id: VgpuId,
     ty: usize,
-    vdev: *mut GvtSimVdev,
     #[pin]
     regs: Mutex<regs::Regs>,
+    #[pin]
+    irqs: irq::Irqs,
     /// When the last fault was logged (rate limit), ns.
     last_fault_log: AtomicU64,
-    _sysfs: Dir<VgpuDir>,
 }
 
-// SAFETY: `gpu` outlives every vGPU (the parent is unregistered, removing all
-// vGPUs, before the `SimGpu` is dropped); `vdev` is only passed to the
-// thread-safe glue.
-unsafe impl Send for SimVgpu {}
-// SAFETY: As for `Send`; shared state is behind a mutex or atomic.
-unsafe impl Sync for SimVgpu {}
+/// A vGPU as its mdev device holds it: the registered VFIO device and the
+/// vGPU's sysfs directory.
+pub struct VgpuHandle {
+    reg: vfio::Registration<SimVgpu>,
+    sysfs: Dir<VgpuDir>,
+}
+
+impl VgpuHandle {
+    /// Unregisters the VFIO device (waiting until user space closed it) and
+    /// destroys the vGPU.
+    fn remove(self) {
+        let v = self.reg.device().clone();
+        drop(self.reg);
+        let gpu = v.gpu.clone();
+        gpu.remove(v, self.sysfs);
+    }
+}
 
 impl SimVgpu {
     fn gpu(&self) -> &SimGpu {
-        // SAFETY: See the `Send` implementation: the GPU outlives its vGPUs.
-        unsafe { &*self.gpu }
+        &self.gpu
     }
 
     /// Reports the INTx level and, for MSI, an interrupt to send.
     fn signal_irq(&self, level: bool, edge: bool) {
-        // SAFETY: The glue frees `vdev` only after `remove`, which waits
-        // for every completion being delivered; other callers are VFIO
-        // callbacks of the live device.
-        unsafe { ffi::gvt_sim_vdev_irq(self.vdev, level, edge) };
+        self.irqs.signal(level, edge);
     }
 
-    /// DMA read of guest memory (the VFIO container's mappings).
-    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result {
-        // SAFETY: `vdev` is live (see `signal_irq`); `buf` is valid for
-        // `buf.len()` bytes.
-        let ret = unsafe {
-            ffi::gvt_sim_vdev_dma_rw(self.vdev, iova, buf.as_mut_ptr().cast(), buf.len(), false)
-        };
-        kernel::error::to_result(ret)
+    fn set_vm(&self, vm: Option<ARef<Task>>) {
+        let old = self
+            .gpu
+            .vms
+            .lock()
+            .get_mut(usize::from(self.id))
+            .map(|s| core::mem::replace(s, vm));
+        drop(old);
     }
 
-    /// DMA write of guest memory.
-    fn dma_write(&self, iova: u64, buf: &[u8]) -> Result {
-        // SAFETY: As for `dma_read`; the glue only reads `buf` for a write.
-        let ret = unsafe {
-            ffi::gvt_sim_vdev_dma_rw(
-                self.vdev,
-                iova,
-                buf.as_ptr().cast_mut().cast(),
-                buf.len(),
-                true,
-            )
-        };
-        kernel::error::to_result(ret)
+    /// VFIO `open_device`: the VM starts using the vGPU.
+    fn vfio_open(&self) -> Result {
+        // The opener's thread group is the VM whose CPU time `vmcg` samples.
+        let vm: ARef<Task> = current!().group_leader().into();
+        self.set_vm(Some(vm));
+        let mut r = self.regs.lock();
+        r.reset(true);
+        r.open = true;
+        let ret = self.gpu().engine.start(self.id);
+        if ret.is_err() {
+            r.open = false;
+            drop(r);
+            self.set_vm(None);
+        }
+        ret
+    }
+
+    /// VFIO `close_device`: stop scheduling the vGPU; queued work is
+    /// dropped.
+    fn vfio_close(&self) {
+        {
+            let mut r = self.regs.lock();
+            r.open = false;
+            // Work still executing completes into nothing: the guest is gone.
+            r.reset(true);
+            let gpu = self.gpu();
+            let mut st = gpu.state.lock();
+            gpu.stop_locked(&mut st, self.id);
+            gpu.schedule_locked(&mut st);
+        }
+        self.set_vm(None);
     }
 
     /// Puts the vGPU into the failed state (GVT-g's failsafe mode): its
@@ -780,7 +813,7 @@ impl ParentRegistration {
     /// # Safety
     ///
     /// `gpu` and `dev` must outlive the returned registration.
-    unsafe fn new(gpu: &SimGpu, dev: Option<&Device>, name: &CStr) -> Result<Self> {
+    unsafe fn new(gpu: &Arc<SimGpu>, dev: Option<&Device>, name: &CStr) -> Result<Self> {
         let names: [*const c_char; 4] = [
             TYPES[0].name.as_char_ptr(),
             TYPES[1].name.as_char_ptr(),
@@ -798,7 +831,7 @@ impl ParentRegistration {
         // pointer.
         let ret = unsafe {
             ffi::gvt_sim_parent_register(
-                ptr::from_ref(gpu).cast_mut().cast(),
+                Arc::as_ptr(gpu).cast_mut().cast(),
                 dev,
                 name.as_char_ptr(),
                 names.as_ptr(),
@@ -881,152 +914,57 @@ impl Drop for Instance {
 /// # Safety
 ///
 /// `gpu` is the `SimGpu` given to `gvt_sim_parent_register`.
-unsafe fn gpu_ref<'a>(gpu: *mut c_void) -> &'a SimGpu {
-    // SAFETY: By the safety requirements.
-    unsafe { &*gpu.cast::<SimGpu>() }
+unsafe fn gpu_ref<'a>(gpu: *mut c_void) -> ArcBorrow<'a, SimGpu> {
+    // SAFETY: By the safety requirements `gpu` is the pointer of an `Arc`
+    // that the parent's `Instance` keeps.
+    unsafe { ArcBorrow::from_raw(gpu.cast_const().cast()) }
 }
 
-/// # Safety
-///
-/// `vgpu` came from `Arc::into_raw` in [`gvt_rs_sim_probe`] and was not yet
-/// given to [`gvt_rs_sim_remove`].
-unsafe fn vgpu_ref<'a>(vgpu: *mut c_void) -> &'a SimVgpu {
-    // SAFETY: By the safety requirements the `Arc` is alive.
-    unsafe { &*vgpu.cast::<SimVgpu>() }
-}
-
-/// mdev probe: creates the vGPU.
+/// mdev probe: creates the vGPU and registers its VFIO device.
 ///
 /// # Safety
 ///
-/// Called by the glue with its parent's `gpu`, a type index, the VFIO device
-/// being created, its live `struct device` and an out pointer.
+/// Called by the glue with its parent's `gpu`, a type index, the live
+/// `struct device` of the mdev device and an out pointer.
 #[no_mangle]
 pub unsafe extern "C" fn gvt_rs_sim_probe(
     gpu: *mut c_void,
     ty: c_uint,
-    vdev: *mut GvtSimVdev,
     dev: *mut kernel::bindings::device,
     out: *mut *mut c_void,
 ) -> i32 {
     // SAFETY: The glue passes its parent's `gpu`.
-    let gpu = unsafe { gpu_ref(gpu) };
-    // SAFETY: The mdev device is alive for the whole probe and, with its
-    // sysfs directory, until remove.
+    let gpu: Arc<SimGpu> = unsafe { gpu_ref(gpu) }.into();
+    // SAFETY: The mdev device is alive for the whole probe.
     let dev = unsafe { Device::from_raw(dev) };
     let Ok(ty) = usize::try_from(ty) else {
         return EINVAL.to_errno();
     };
-    match gpu.probe(ty, vdev, dev) {
-        Ok(v) => {
+    // Allocated first: a registered vGPU is not dropped but removed.
+    let slot = match KBox::<VgpuHandle>::new_uninit(GFP_KERNEL) {
+        Ok(slot) => slot,
+        Err(e) => return Error::from(e).to_errno(),
+    };
+    match SimGpu::probe(&gpu, ty, dev) {
+        Ok(h) => {
             // SAFETY: `out` is a valid out pointer.
-            unsafe { *out = Arc::into_raw(v).cast_mut().cast() };
+            unsafe { *out = KBox::into_raw(KBox::write(slot, h)).cast() };
             0
         }
         Err(e) => e.to_errno(),
     }
 }
 
-/// mdev remove (or failed registration): destroys the vGPU.
+/// mdev remove: unregisters the VFIO device and destroys the vGPU.
 ///
 /// # Safety
 ///
 /// `vgpu` came from [`gvt_rs_sim_probe`]; it is not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn gvt_rs_sim_remove(vgpu: *mut c_void) {
-    if vgpu.is_null() {
-        return;
-    }
-    // SAFETY: By the safety requirements this is the `Arc` from probe.
-    let v = unsafe { Arc::from_raw(vgpu.cast_const().cast::<SimVgpu>()) };
-    let gpu = v.gpu;
-    // SAFETY: The GPU outlives its vGPUs.
-    unsafe { &*gpu }.remove(v);
-}
-
-/// VFIO `open_device`: the VM starts using the vGPU.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_open(vgpu: *mut c_void) -> i32 {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    let mut r = v.regs.lock();
-    r.reset(true);
-    r.open = true;
-    match v.gpu().engine.start(v.id) {
-        Ok(()) => 0,
-        Err(e) => {
-            r.open = false;
-            e.to_errno()
-        }
-    }
-}
-
-/// VFIO `close_device`: stop scheduling the vGPU; queued work is dropped.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_close(vgpu: *mut c_void) {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    let mut r = v.regs.lock();
-    r.open = false;
-    // Work still executing completes into nothing: the guest is gone.
-    r.reset(true);
-    let gpu = v.gpu();
-    let mut st = gpu.state.lock();
-    gpu.stop_locked(&mut st, v.id);
-    gpu.schedule_locked(&mut st);
-}
-
-/// VFIO_DEVICE_RESET: see [`SimVgpu::reset_locked`].
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_reset(vgpu: *mut c_void) -> i32 {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    let mut r = v.regs.lock();
-    v.reset_locked(&mut r, true)
-        .map_or_else(|e| e.to_errno(), |()| 0)
-}
-
-/// Size of VFIO region `index`.
-#[no_mangle]
-pub extern "C" fn gvt_rs_sim_region_size(index: u32) -> u64 {
-    regs::region_size(index)
-}
-
-/// One read or write of `count` bytes at `off` in region `index`.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet; `buf` holds
-/// `count` bytes (at most `GVT_SIM_MAX_ACCESS`).
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_access(
-    vgpu: *mut c_void,
-    index: u32,
-    off: u64,
-    buf: *mut u8,
-    count: usize,
-    write: bool,
-) -> isize {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    // SAFETY: By the safety requirements `buf` holds `count` bytes.
-    let data = unsafe { core::slice::from_raw_parts_mut(buf, count) };
-    match regs::access(v, index, off, data, write) {
-        Ok(()) => count as isize,
-        Err(e) => e.to_errno() as isize,
-    }
+    // SAFETY: By the safety requirements this is the box from probe.
+    let h = unsafe { KBox::from_raw(vgpu.cast::<VgpuHandle>()) };
+    KBox::into_inner(h).remove();
 }
 
 /// mdev `available_instances` of type `ty`.
