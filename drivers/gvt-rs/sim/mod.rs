@@ -18,7 +18,6 @@
 //!
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 
-pub mod ffi;
 mod irq;
 #[cfg(CONFIG_PCI)]
 pub mod pci;
@@ -32,21 +31,16 @@ use crate::engine::{
 };
 use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
 use crate::timer::{Timer, TimerTarget};
-use core::{
-    ptr,
-    sync::atomic::{AtomicU32, AtomicU64, Ordering},
-};
-use ffi::GvtSimParent;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
+    class,
     device::Device,
-    ffi::{c_char, c_uint, c_void},
-    new_mutex, new_spinlock,
+    mdev, new_mutex, new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
         aref::ARef,
         Arc,
-        ArcBorrow,
         Mutex,
         SpinLock, //
     },
@@ -763,252 +757,127 @@ impl SimVgpu {
     }
 }
 
-// ---- entry points called by the C glue ---------------------------------------
+// ---- the mdev driver ---------------------------------------------------------
 
-/// Registration of the simulated GPU's mdev driver and device class, which
-/// every simulated GPU's parent uses.
-///
-/// # Invariants
-///
-/// `gvt_sim_driver_register` succeeded and was not undone.
-pub struct DriverRegistration(());
+/// The simulated GPU's mdev driver, `gvtsim`: a vGPU of a type is a VFIO
+/// PCI device.
+pub(crate) struct SimMdev;
+
+#[vtable]
+impl mdev::Driver for SimMdev {
+    type ParentData = Arc<SimGpu>;
+    type Data = VgpuHandle;
+
+    const NAME: &'static CStr = c"gvtsim";
+    const DEVICE_API: &'static CStr = c"vfio-pci";
+
+    fn probe(dev: &mdev::Device, gpu: &Arc<SimGpu>, ty: usize) -> Result<VgpuHandle> {
+        SimGpu::probe(gpu, ty, dev.as_ref())
+    }
+
+    fn remove(_dev: &mdev::Device, vgpu: VgpuHandle) {
+        vgpu.remove();
+    }
+
+    fn available(gpu: &Arc<SimGpu>, ty: usize) -> u32 {
+        TYPES.get(ty).map_or(0, |t| gpu.engine.available(t))
+    }
+
+    /// GVT-g's format.
+    fn description(_gpu: &Arc<SimGpu>, ty: usize, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let t = TYPES.get(ty).ok_or(EINVAL)?;
+        let mut b = Buffer::new(page);
+        b.emit(fmt!(
+            "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
+            t.low_mb,
+            t.high_mb,
+            t.fences,
+            t.resolution,
+            t.weight
+        ))?;
+        Ok(b.len())
+    }
+}
+
+/// The mdev driver and the `gvtsim` device class, which every simulated
+/// GPU uses (each holds a reference to both).
+pub struct DriverRegistration {
+    mdev: Arc<mdev::DriverRegistration<SimMdev>>,
+    class: Arc<class::Class>,
+}
 
 impl DriverRegistration {
     /// Registers the mdev driver `gvtsim` and the `gvtsim` device class.
     pub fn new() -> Result<Self> {
-        // SAFETY: Plain call.
-        kernel::error::to_result(unsafe { ffi::gvt_sim_driver_register() })?;
-        // INVARIANT: Registered above.
-        Ok(Self(()))
-    }
-}
-
-impl Drop for DriverRegistration {
-    fn drop(&mut self) {
-        // SAFETY: Registered (type invariant). Every `Instance` holds a
-        // reference to this registration, so no parent is left.
-        unsafe { ffi::gvt_sim_driver_unregister() };
-    }
-}
-
-/// Registration of a simulated GPU's mdev parent.
-///
-/// # Invariants
-///
-/// `parent` was registered by `gvt_sim_parent_register` with a pointer to a
-/// `SimGpu` and a parent device that both outlive this registration.
-struct ParentRegistration {
-    parent: *mut GvtSimParent,
-}
-
-// SAFETY: Unregistration may happen on any thread.
-unsafe impl Send for ParentRegistration {}
-// SAFETY: No shared-reference methods.
-unsafe impl Sync for ParentRegistration {}
-
-impl ParentRegistration {
-    /// Registers `dev`, or a new `gvtsim` class device named `name` if it
-    /// is `None`, as the mdev parent of `gpu`.
-    ///
-    /// # Safety
-    ///
-    /// `gpu` and `dev` must outlive the returned registration.
-    unsafe fn new(gpu: &Arc<SimGpu>, dev: Option<&Device>, name: &CStr) -> Result<Self> {
-        let names: [*const c_char; 4] = [
-            TYPES[0].name.as_char_ptr(),
-            TYPES[1].name.as_char_ptr(),
-            TYPES[2].name.as_char_ptr(),
-            TYPES[3].name.as_char_ptr(),
-        ];
-        // `Device` is a transparent wrapper of `struct device`.
-        let dev = dev.map_or(ptr::null_mut(), |d| {
-            ptr::from_ref(d).cast_mut().cast::<c_void>()
-        });
-        let mut parent = ptr::null_mut();
-        // SAFETY: The names are `'static` C strings, `name` is valid for the
-        // call (the glue copies it); `gpu` and `dev` outlive the
-        // registration (the caller's guarantee); `parent` is a valid out
-        // pointer.
-        let ret = unsafe {
-            ffi::gvt_sim_parent_register(
-                Arc::as_ptr(gpu).cast_mut().cast(),
-                dev,
-                name.as_char_ptr(),
-                names.as_ptr(),
-                names.as_ptr(),
-                names.len() as c_uint,
-                &mut parent,
-            )
-        };
-        kernel::error::to_result(ret)?;
-        // INVARIANT: registered above.
-        Ok(Self { parent })
-    }
-}
-
-impl Drop for ParentRegistration {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the parent is registered.
-        unsafe { ffi::gvt_sim_parent_unregister(self.parent) };
+        Ok(Self {
+            mdev: Arc::pin_init(mdev::DriverRegistration::new(), GFP_KERNEL)?,
+            class: class::Class::new(c"gvtsim")?,
+        })
     }
 }
 
 /// One simulated GPU: its engine, its directory under `/sys/kernel/gvt_rs/`
-/// and its mdev parent. On drop the parent goes first (removing every
-/// vGPU), then the GPU's timers stop; the other fields then drop in
-/// declaration order, the mdev driver's registration last.
+/// and its mdev parent, on a PCI function or on a class device of its own.
 pub struct Instance {
-    parent: Option<ParentRegistration>,
+    parent: Option<Pin<KBox<mdev::Parent<SimMdev>>>>,
+    class_dev: Option<class::Device>,
     _gpu_dir: Dir<GpuDir>,
     gpu: Arc<SimGpu>,
-    _driver: Arc<DriverRegistration>,
 }
 
 impl Instance {
     /// Makes the simulated GPU `name` with its directory under `top` and
     /// registers `dev` as its mdev parent, or a class device `name` if
     /// `dev` is `None`.
-    ///
-    /// # Safety
-    ///
-    /// `dev` must outlive the returned instance.
-    pub unsafe fn new(
+    pub fn new(
         name: &CStr,
         dev: Option<&Device>,
         top: Parent<'_>,
-        driver: Arc<DriverRegistration>,
+        driver: &DriverRegistration,
     ) -> Result<Self> {
         let gpu = SimGpu::new(name)?;
-        let gpu_dir = match gpu.sysfs(top) {
-            Ok(d) => d,
-            Err(e) => {
-                gpu.shutdown();
-                return Err(e);
-            }
-        };
-        // SAFETY: `gpu` is kept until the parent is unregistered (`Drop`);
-        // `dev` outlives it by the caller's guarantee.
-        let parent = match unsafe { ParentRegistration::new(&gpu, dev, name) } {
-            Ok(p) => p,
-            Err(e) => {
-                gpu.shutdown();
-                return Err(e);
-            }
-        };
-        Ok(Self {
-            parent: Some(parent),
-            _gpu_dir: gpu_dir,
+        let mut this = Self {
+            parent: None,
+            class_dev: None,
+            _gpu_dir: match gpu.sysfs(top) {
+                Ok(d) => d,
+                Err(e) => {
+                    gpu.shutdown();
+                    return Err(e);
+                }
+            },
             gpu,
-            _driver: driver,
-        })
+        };
+        // From here on `drop` undoes what was done.
+        let dev = match dev {
+            Some(dev) => dev,
+            None => {
+                let class_dev: &class::Device = this
+                    .class_dev
+                    .insert(class::Device::new(driver.class.clone(), name)?);
+                class_dev.as_ref()
+            }
+        };
+        let types = TYPES.each_ref().map(|t| mdev::Type {
+            sysfs_name: t.name,
+            pretty_name: t.name,
+        });
+        this.parent = Some(mdev::Parent::new(
+            driver.mdev.clone(),
+            dev,
+            &types,
+            this.gpu.clone(),
+        )?);
+        Ok(this)
     }
 }
 
 impl Drop for Instance {
     fn drop(&mut self) {
+        // The parent goes first, removing every vGPU; then its device; then
+        // the timers stop.
         drop(self.parent.take());
+        drop(self.class_dev.take());
         self.gpu.shutdown();
-    }
-}
-
-/// # Safety
-///
-/// `gpu` is the `SimGpu` given to `gvt_sim_parent_register`.
-unsafe fn gpu_ref<'a>(gpu: *mut c_void) -> ArcBorrow<'a, SimGpu> {
-    // SAFETY: By the safety requirements `gpu` is the pointer of an `Arc`
-    // that the parent's `Instance` keeps.
-    unsafe { ArcBorrow::from_raw(gpu.cast_const().cast()) }
-}
-
-/// mdev probe: creates the vGPU and registers its VFIO device.
-///
-/// # Safety
-///
-/// Called by the glue with its parent's `gpu`, a type index, the live
-/// `struct device` of the mdev device and an out pointer.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_probe(
-    gpu: *mut c_void,
-    ty: c_uint,
-    dev: *mut kernel::bindings::device,
-    out: *mut *mut c_void,
-) -> i32 {
-    // SAFETY: The glue passes its parent's `gpu`.
-    let gpu: Arc<SimGpu> = unsafe { gpu_ref(gpu) }.into();
-    // SAFETY: The mdev device is alive for the whole probe.
-    let dev = unsafe { Device::from_raw(dev) };
-    let Ok(ty) = usize::try_from(ty) else {
-        return EINVAL.to_errno();
-    };
-    // Allocated first: a registered vGPU is not dropped but removed.
-    let slot = match KBox::<VgpuHandle>::new_uninit(GFP_KERNEL) {
-        Ok(slot) => slot,
-        Err(e) => return Error::from(e).to_errno(),
-    };
-    match SimGpu::probe(&gpu, ty, dev) {
-        Ok(h) => {
-            // SAFETY: `out` is a valid out pointer.
-            unsafe { *out = KBox::into_raw(KBox::write(slot, h)).cast() };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// mdev remove: unregisters the VFIO device and destroys the vGPU.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`]; it is not used afterwards.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_remove(vgpu: *mut c_void) {
-    // SAFETY: By the safety requirements this is the box from probe.
-    let h = unsafe { KBox::from_raw(vgpu.cast::<VgpuHandle>()) };
-    KBox::into_inner(h).remove();
-}
-
-/// mdev `available_instances` of type `ty`.
-///
-/// # Safety
-///
-/// `gpu` is the glue parent's `SimGpu`.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_available(gpu: *mut c_void, ty: c_uint) -> c_uint {
-    // SAFETY: By the safety requirements.
-    let gpu = unsafe { gpu_ref(gpu) };
-    let Some(t) = usize::try_from(ty).ok().and_then(|i| TYPES.get(i)) else {
-        return 0;
-    };
-    gpu.engine.available(t)
-}
-
-/// mdev `description` of type `ty`, GVT-g's format.
-///
-/// # Safety
-///
-/// `buf` is a zeroed page.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_describe(
-    _gpu: *mut c_void,
-    ty: c_uint,
-    buf: *mut c_char,
-) -> isize {
-    let Some(t) = usize::try_from(ty).ok().and_then(|i| TYPES.get(i)) else {
-        return EINVAL.to_errno() as isize;
-    };
-    // SAFETY: The glue passes a page that nobody else uses meanwhile.
-    let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
-    let mut b = Buffer::new(page);
-    let r = b.emit(fmt!(
-        "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
-        t.low_mb,
-        t.high_mb,
-        t.fences,
-        t.resolution,
-        t.weight
-    ));
-    match r {
-        Ok(()) => b.len() as isize,
-        Err(e) => e.to_errno() as isize,
     }
 }
