@@ -103,8 +103,12 @@ impl SimProvider {
     fn new(top: &Arc<Dir<Global>>, module: &'static ThisModule) -> Result<Self> {
         let driver = Arc::new(sim::DriverRegistration::new()?, GFP_KERNEL)?;
         let class_gpu = if module_parameters::sim_class_gpu.value() {
-            // SAFETY: No parent device.
-            Some(unsafe { sim::Instance::new(c"gvtsim0", None, top.as_parent(), driver.clone())? })
+            Some(sim::Instance::new(
+                c"gvtsim0",
+                None,
+                top.as_parent(),
+                &driver,
+            )?)
         } else {
             None
         };

@@ -18,11 +18,12 @@
 //!
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 
-pub mod ffi;
+mod irq;
 #[cfg(CONFIG_PCI)]
 pub mod pci;
 mod regs;
 mod ring;
+mod vdev;
 
 use crate::engine::{
     sysfs::{self as esysfs, GpuDir, VgpuDir},
@@ -30,21 +31,25 @@ use crate::engine::{
 };
 use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
 use crate::timer::{Timer, TimerTarget};
-use core::{
-    ptr,
-    sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering},
-};
-use ffi::{GvtSimParent, GvtSimVdev};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
+    class,
     device::Device,
-    ffi::{c_char, c_uint, c_void},
-    new_mutex,
+    mdev, new_mutex, new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{
+        aref::ARef,
+        Arc,
+        Mutex,
+        SpinLock, //
+    },
     sysfs::{Buffer, Dir, Parent},
+    task::Task,
     time::{delay::fsleep, Delta},
+    vfio,
 };
+use vdev::Vgpu;
 
 /// Number of engines of the simulated GPU (render and blitter).
 pub const ENGINES: usize = 2;
@@ -187,7 +192,7 @@ struct Running {
 struct SimState {
     running: [Option<Running>; ENGINES],
     queues: [Option<KBox<[VChannel; ENGINES]>>; MAX_VGPUS],
-    vgpus: [Option<Arc<SimVgpu>>; MAX_VGPUS],
+    vgpus: [Option<ARef<Vgpu>>; MAX_VGPUS],
 }
 
 /// GTT memory: the hardware GTT and the vGPUs' private copies.
@@ -209,18 +214,14 @@ pub struct SimGpu {
     state: Mutex<SimState>,
     #[pin]
     gtt: Mutex<Gtt>,
-    vdevs: [AtomicPtr<GvtSimVdev>; MAX_VGPUS],
+    /// The thread group that opened each vGPU (the VM), for its CPU time.
+    #[pin]
+    vms: SpinLock<[Option<ARef<Task>>; MAX_VGPUS]>,
     engine_timers: [Arc<Timer<SimGpu>>; ENGINES],
     sched_timer: Arc<Timer<SimGpu>>,
     /// Completions being delivered outside `state` (see `engine_done`).
     completing: AtomicU32,
 }
-
-// SAFETY: `vdevs` holds pointers only dereferenced through the thread-safe
-// glue; everything else is `Send`.
-unsafe impl Send for SimGpu {}
-// SAFETY: Shared access goes through mutexes and atomics.
-unsafe impl Sync for SimGpu {}
 
 /// Timer `index < ENGINES` is an engine completing its workload, `ENGINES`
 /// the policy timer.
@@ -275,7 +276,7 @@ impl SimGpu {
                     private: [const { None }; MAX_VGPUS],
                     private_low: [const { None }; MAX_VGPUS],
                 }, "gvt_rs_sim_gtt"),
-                vdevs: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_VGPUS],
+                vms <- new_spinlock!([const { None }; MAX_VGPUS], "gvt_rs_sim_vms"),
                 engine_timers,
                 sched_timer,
                 completing: AtomicU32::new(0),
@@ -423,18 +424,21 @@ impl SimGpu {
         }
     }
 
-    fn probe(&self, ty_idx: usize, vdev: *mut GvtSimVdev, dev: &Device) -> Result<Arc<SimVgpu>> {
+    /// Creates a vGPU of type `ty_idx` for the mdev device `dev` and
+    /// registers its VFIO device.
+    fn probe(gpu: &Arc<Self>, ty_idx: usize, dev: &Device) -> Result<VgpuHandle> {
+        let this = &**gpu;
         let ty = TYPES.get(ty_idx).ok_or(EINVAL)?;
         let slots = usize::from(mb_to_slots(ty.high_mb).map_err(|_| EINVAL)?);
         // Allocate everything before taking any lock.
         let queues = KBox::new([VChannel::EMPTY, VChannel::EMPTY], GFP_KERNEL)?;
         let mut high = alloc_gtt(slots.checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let mut low = alloc_gtt(ENTRIES)?;
-        let id = self.engine.create_vgpu(self, ty)?;
-        let v = match self.new_vgpu(id, ty_idx, vdev, dev) {
+        let id = this.engine.create_vgpu(this, ty)?;
+        let (v, dir) = match Self::new_vgpu(gpu, id, ty_idx, dev) {
             Ok(v) => v,
             Err(e) => {
-                let _ = self.engine.destroy_vgpu(self, id);
+                let _ = this.engine.destroy_vgpu(this, id);
                 return Err(e);
             }
         };
@@ -447,7 +451,7 @@ impl SimGpu {
             *x = tagv(i) | (1 << 39);
         }
         {
-            let mut g = self.gtt.lock();
+            let mut g = this.gtt.lock();
             if let Some(s) = g.private.get_mut(usize::from(id)) {
                 *s = Some(high);
             }
@@ -455,44 +459,51 @@ impl SimGpu {
                 *s = Some(low);
             }
         }
-        if let Some(p) = self.vdevs.get(usize::from(id)) {
-            p.store(vdev, Ordering::Release);
+        {
+            let mut st = this.state.lock();
+            if let Some(s) = st.queues.get_mut(usize::from(id)) {
+                *s = Some(queues);
+            }
+            if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
+                *s = Some(v.clone());
+            }
         }
-        let mut st = self.state.lock();
-        if let Some(s) = st.queues.get_mut(usize::from(id)) {
-            *s = Some(queues);
+        // Last: user space may open the device as soon as it is registered.
+        match vfio::Registration::new_emulated_iommu(v.clone()) {
+            Ok(reg) => Ok(VgpuHandle { reg, sysfs: dir }),
+            Err(e) => {
+                this.remove(v, dir);
+                Err(e)
+            }
         }
-        if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
-            *s = Some(v.clone());
-        }
-        Ok(v)
     }
 
     fn new_vgpu(
-        &self,
+        gpu: &Arc<Self>,
         id: VgpuId,
         ty: usize,
-        vdev: *mut GvtSimVdev,
         dev: &Device,
-    ) -> Result<Arc<SimVgpu>> {
-        let dir = esysfs::vgpu_dir(Parent::device(dev), self.engine.clone(), id)?;
+    ) -> Result<(ARef<Vgpu>, Dir<VgpuDir>)> {
+        let dir = esysfs::vgpu_dir(Parent::device(dev), gpu.engine.clone(), id)?;
         let mut cfg = [0u8; regs::CFG_SIZE];
         regs::init_config(&mut cfg, ty);
-        Arc::pin_init(
+        let v = vfio::Device::new(
+            dev,
             try_pin_init!(SimVgpu {
-                gpu: ptr::from_ref(self),
+                gpu: gpu.clone(),
                 id,
                 ty,
-                vdev,
                 regs <- new_mutex!(regs::Regs::new(cfg), "gvt_rs_vgpu_lock"),
+                irqs <- irq::Irqs::new(),
                 last_fault_log: AtomicU64::new(0),
-                _sysfs: dir,
             }),
-            GFP_KERNEL,
-        )
+        )?;
+        Ok((v, dir))
     }
 
-    fn remove(&self, v: Arc<SimVgpu>) {
+    /// Destroys the vGPU `v`, whose VFIO device is unregistered, and then
+    /// its sysfs directory `dir`.
+    fn remove(&self, v: ARef<Vgpu>, dir: Dir<VgpuDir>) {
         let id = v.id;
         let idx = usize::from(id);
         // The device is closed (VFIO waited for its users), so the vGPU is
@@ -512,11 +523,8 @@ impl SimGpu {
         };
         drop(queues);
         drop(me);
-        if let Some(p) = self.vdevs.get(idx) {
-            p.store(ptr::null_mut(), Ordering::Release);
-        }
-        // Removes the vGPU's sysfs directory.
         drop(v);
+        drop(dir);
         // Every per-id state goes before the id is released: a vGPU created
         // meanwhile may get the same id and must not lose its GTTs to us.
         let (high, low) = {
@@ -609,75 +617,94 @@ impl Provider for SimGpu {
     }
 
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
-        let p = self.vdevs.get(usize::from(vgpu))?.load(Ordering::Acquire);
-        if p.is_null() {
-            return None;
-        }
-        // SAFETY: `remove` clears the pointer before destroying the vGPU in
-        // the engine, which waits for the policy lock this runs under; the
-        // glue frees the device only after `remove` returned.
-        Some(unsafe { ffi::gvt_sim_vdev_cpu_ns(p) })
+        let vm = self.vms.lock().get(usize::from(vgpu))?.clone()?;
+        Some(vm.group_cputime_ns())
     }
 }
 
-/// One simulated vGPU (the Rust side of a VFIO device).
+/// One simulated vGPU: the driver data of its VFIO device ([`Vgpu`]).
 #[pin_data]
-pub struct SimVgpu {
-    gpu: *const SimGpu,
+pub(crate) struct SimVgpu {
+    gpu: Arc<SimGpu>,
     id: VgpuId,
     ty: usize,
-    vdev: *mut GvtSimVdev,
     #[pin]
     regs: Mutex<regs::Regs>,
+    #[pin]
+    irqs: irq::Irqs,
     /// When the last fault was logged (rate limit), ns.
     last_fault_log: AtomicU64,
-    _sysfs: Dir<VgpuDir>,
 }
 
-// SAFETY: `gpu` outlives every vGPU (the parent is unregistered, removing all
-// vGPUs, before the `SimGpu` is dropped); `vdev` is only passed to the
-// thread-safe glue.
-unsafe impl Send for SimVgpu {}
-// SAFETY: As for `Send`; shared state is behind a mutex or atomic.
-unsafe impl Sync for SimVgpu {}
+/// A vGPU as its mdev device holds it: the registered VFIO device and the
+/// vGPU's sysfs directory.
+pub struct VgpuHandle {
+    reg: vfio::Registration<SimVgpu>,
+    sysfs: Dir<VgpuDir>,
+}
+
+impl VgpuHandle {
+    /// Unregisters the VFIO device (waiting until user space closed it) and
+    /// destroys the vGPU.
+    fn remove(self) {
+        let v = self.reg.device().clone();
+        drop(self.reg);
+        let gpu = v.gpu.clone();
+        gpu.remove(v, self.sysfs);
+    }
+}
 
 impl SimVgpu {
     fn gpu(&self) -> &SimGpu {
-        // SAFETY: See the `Send` implementation: the GPU outlives its vGPUs.
-        unsafe { &*self.gpu }
+        &self.gpu
     }
 
     /// Reports the INTx level and, for MSI, an interrupt to send.
     fn signal_irq(&self, level: bool, edge: bool) {
-        // SAFETY: The glue frees `vdev` only after `remove`, which waits
-        // for every completion being delivered; other callers are VFIO
-        // callbacks of the live device.
-        unsafe { ffi::gvt_sim_vdev_irq(self.vdev, level, edge) };
+        self.irqs.signal(level, edge);
     }
 
-    /// DMA read of guest memory (the VFIO container's mappings).
-    fn dma_read(&self, iova: u64, buf: &mut [u8]) -> Result {
-        // SAFETY: `vdev` is live (see `signal_irq`); `buf` is valid for
-        // `buf.len()` bytes.
-        let ret = unsafe {
-            ffi::gvt_sim_vdev_dma_rw(self.vdev, iova, buf.as_mut_ptr().cast(), buf.len(), false)
-        };
-        kernel::error::to_result(ret)
+    fn set_vm(&self, vm: Option<ARef<Task>>) {
+        let old = self
+            .gpu
+            .vms
+            .lock()
+            .get_mut(usize::from(self.id))
+            .map(|s| core::mem::replace(s, vm));
+        drop(old);
     }
 
-    /// DMA write of guest memory.
-    fn dma_write(&self, iova: u64, buf: &[u8]) -> Result {
-        // SAFETY: As for `dma_read`; the glue only reads `buf` for a write.
-        let ret = unsafe {
-            ffi::gvt_sim_vdev_dma_rw(
-                self.vdev,
-                iova,
-                buf.as_ptr().cast_mut().cast(),
-                buf.len(),
-                true,
-            )
-        };
-        kernel::error::to_result(ret)
+    /// VFIO `open_device`: the VM starts using the vGPU.
+    fn vfio_open(&self) -> Result {
+        // The opener's thread group is the VM whose CPU time `vmcg` samples.
+        let vm: ARef<Task> = current!().group_leader().into();
+        self.set_vm(Some(vm));
+        let mut r = self.regs.lock();
+        r.reset(true);
+        r.open = true;
+        let ret = self.gpu().engine.start(self.id);
+        if ret.is_err() {
+            r.open = false;
+            drop(r);
+            self.set_vm(None);
+        }
+        ret
+    }
+
+    /// VFIO `close_device`: stop scheduling the vGPU; queued work is
+    /// dropped.
+    fn vfio_close(&self) {
+        {
+            let mut r = self.regs.lock();
+            r.open = false;
+            // Work still executing completes into nothing: the guest is gone.
+            r.reset(true);
+            let gpu = self.gpu();
+            let mut st = gpu.state.lock();
+            gpu.stop_locked(&mut st, self.id);
+            gpu.schedule_locked(&mut st);
+        }
+        self.set_vm(None);
     }
 
     /// Puts the vGPU into the failed state (GVT-g's failsafe mode): its
@@ -730,347 +757,127 @@ impl SimVgpu {
     }
 }
 
-// ---- entry points called by the C glue ---------------------------------------
+// ---- the mdev driver ---------------------------------------------------------
 
-/// Registration of the simulated GPU's mdev driver and device class, which
-/// every simulated GPU's parent uses.
-///
-/// # Invariants
-///
-/// `gvt_sim_driver_register` succeeded and was not undone.
-pub struct DriverRegistration(());
+/// The simulated GPU's mdev driver, `gvtsim`: a vGPU of a type is a VFIO
+/// PCI device.
+pub(crate) struct SimMdev;
+
+#[vtable]
+impl mdev::Driver for SimMdev {
+    type ParentData = Arc<SimGpu>;
+    type Data = VgpuHandle;
+
+    const NAME: &'static CStr = c"gvtsim";
+    const DEVICE_API: &'static CStr = c"vfio-pci";
+
+    fn probe(dev: &mdev::Device, gpu: &Arc<SimGpu>, ty: usize) -> Result<VgpuHandle> {
+        SimGpu::probe(gpu, ty, dev.as_ref())
+    }
+
+    fn remove(_dev: &mdev::Device, vgpu: VgpuHandle) {
+        vgpu.remove();
+    }
+
+    fn available(gpu: &Arc<SimGpu>, ty: usize) -> u32 {
+        TYPES.get(ty).map_or(0, |t| gpu.engine.available(t))
+    }
+
+    /// GVT-g's format.
+    fn description(_gpu: &Arc<SimGpu>, ty: usize, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let t = TYPES.get(ty).ok_or(EINVAL)?;
+        let mut b = Buffer::new(page);
+        b.emit(fmt!(
+            "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
+            t.low_mb,
+            t.high_mb,
+            t.fences,
+            t.resolution,
+            t.weight
+        ))?;
+        Ok(b.len())
+    }
+}
+
+/// The mdev driver and the `gvtsim` device class, which every simulated
+/// GPU uses (each holds a reference to both).
+pub struct DriverRegistration {
+    mdev: Arc<mdev::DriverRegistration<SimMdev>>,
+    class: Arc<class::Class>,
+}
 
 impl DriverRegistration {
     /// Registers the mdev driver `gvtsim` and the `gvtsim` device class.
     pub fn new() -> Result<Self> {
-        // SAFETY: Plain call.
-        kernel::error::to_result(unsafe { ffi::gvt_sim_driver_register() })?;
-        // INVARIANT: Registered above.
-        Ok(Self(()))
-    }
-}
-
-impl Drop for DriverRegistration {
-    fn drop(&mut self) {
-        // SAFETY: Registered (type invariant). Every `Instance` holds a
-        // reference to this registration, so no parent is left.
-        unsafe { ffi::gvt_sim_driver_unregister() };
-    }
-}
-
-/// Registration of a simulated GPU's mdev parent.
-///
-/// # Invariants
-///
-/// `parent` was registered by `gvt_sim_parent_register` with a pointer to a
-/// `SimGpu` and a parent device that both outlive this registration.
-struct ParentRegistration {
-    parent: *mut GvtSimParent,
-}
-
-// SAFETY: Unregistration may happen on any thread.
-unsafe impl Send for ParentRegistration {}
-// SAFETY: No shared-reference methods.
-unsafe impl Sync for ParentRegistration {}
-
-impl ParentRegistration {
-    /// Registers `dev`, or a new `gvtsim` class device named `name` if it
-    /// is `None`, as the mdev parent of `gpu`.
-    ///
-    /// # Safety
-    ///
-    /// `gpu` and `dev` must outlive the returned registration.
-    unsafe fn new(gpu: &SimGpu, dev: Option<&Device>, name: &CStr) -> Result<Self> {
-        let names: [*const c_char; 4] = [
-            TYPES[0].name.as_char_ptr(),
-            TYPES[1].name.as_char_ptr(),
-            TYPES[2].name.as_char_ptr(),
-            TYPES[3].name.as_char_ptr(),
-        ];
-        // `Device` is a transparent wrapper of `struct device`.
-        let dev = dev.map_or(ptr::null_mut(), |d| {
-            ptr::from_ref(d).cast_mut().cast::<c_void>()
-        });
-        let mut parent = ptr::null_mut();
-        // SAFETY: The names are `'static` C strings, `name` is valid for the
-        // call (the glue copies it); `gpu` and `dev` outlive the
-        // registration (the caller's guarantee); `parent` is a valid out
-        // pointer.
-        let ret = unsafe {
-            ffi::gvt_sim_parent_register(
-                ptr::from_ref(gpu).cast_mut().cast(),
-                dev,
-                name.as_char_ptr(),
-                names.as_ptr(),
-                names.as_ptr(),
-                names.len() as c_uint,
-                &mut parent,
-            )
-        };
-        kernel::error::to_result(ret)?;
-        // INVARIANT: registered above.
-        Ok(Self { parent })
-    }
-}
-
-impl Drop for ParentRegistration {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the parent is registered.
-        unsafe { ffi::gvt_sim_parent_unregister(self.parent) };
+        Ok(Self {
+            mdev: Arc::pin_init(mdev::DriverRegistration::new(), GFP_KERNEL)?,
+            class: class::Class::new(c"gvtsim")?,
+        })
     }
 }
 
 /// One simulated GPU: its engine, its directory under `/sys/kernel/gvt_rs/`
-/// and its mdev parent. On drop the parent goes first (removing every
-/// vGPU), then the GPU's timers stop; the other fields then drop in
-/// declaration order, the mdev driver's registration last.
+/// and its mdev parent, on a PCI function or on a class device of its own.
 pub struct Instance {
-    parent: Option<ParentRegistration>,
+    parent: Option<Pin<KBox<mdev::Parent<SimMdev>>>>,
+    class_dev: Option<class::Device>,
     _gpu_dir: Dir<GpuDir>,
     gpu: Arc<SimGpu>,
-    _driver: Arc<DriverRegistration>,
 }
 
 impl Instance {
     /// Makes the simulated GPU `name` with its directory under `top` and
     /// registers `dev` as its mdev parent, or a class device `name` if
     /// `dev` is `None`.
-    ///
-    /// # Safety
-    ///
-    /// `dev` must outlive the returned instance.
-    pub unsafe fn new(
+    pub fn new(
         name: &CStr,
         dev: Option<&Device>,
         top: Parent<'_>,
-        driver: Arc<DriverRegistration>,
+        driver: &DriverRegistration,
     ) -> Result<Self> {
         let gpu = SimGpu::new(name)?;
-        let gpu_dir = match gpu.sysfs(top) {
-            Ok(d) => d,
-            Err(e) => {
-                gpu.shutdown();
-                return Err(e);
-            }
-        };
-        // SAFETY: `gpu` is kept until the parent is unregistered (`Drop`);
-        // `dev` outlives it by the caller's guarantee.
-        let parent = match unsafe { ParentRegistration::new(&gpu, dev, name) } {
-            Ok(p) => p,
-            Err(e) => {
-                gpu.shutdown();
-                return Err(e);
-            }
-        };
-        Ok(Self {
-            parent: Some(parent),
-            _gpu_dir: gpu_dir,
+        let mut this = Self {
+            parent: None,
+            class_dev: None,
+            _gpu_dir: match gpu.sysfs(top) {
+                Ok(d) => d,
+                Err(e) => {
+                    gpu.shutdown();
+                    return Err(e);
+                }
+            },
             gpu,
-            _driver: driver,
-        })
+        };
+        // From here on `drop` undoes what was done.
+        let dev = match dev {
+            Some(dev) => dev,
+            None => {
+                let class_dev: &class::Device = this
+                    .class_dev
+                    .insert(class::Device::new(driver.class.clone(), name)?);
+                class_dev.as_ref()
+            }
+        };
+        let types = TYPES.each_ref().map(|t| mdev::Type {
+            sysfs_name: t.name,
+            pretty_name: t.name,
+        });
+        this.parent = Some(mdev::Parent::new(
+            driver.mdev.clone(),
+            dev,
+            &types,
+            this.gpu.clone(),
+        )?);
+        Ok(this)
     }
 }
 
 impl Drop for Instance {
     fn drop(&mut self) {
+        // The parent goes first, removing every vGPU; then its device; then
+        // the timers stop.
         drop(self.parent.take());
+        drop(self.class_dev.take());
         self.gpu.shutdown();
-    }
-}
-
-/// # Safety
-///
-/// `gpu` is the `SimGpu` given to `gvt_sim_parent_register`.
-unsafe fn gpu_ref<'a>(gpu: *mut c_void) -> &'a SimGpu {
-    // SAFETY: By the safety requirements.
-    unsafe { &*gpu.cast::<SimGpu>() }
-}
-
-/// # Safety
-///
-/// `vgpu` came from `Arc::into_raw` in [`gvt_rs_sim_probe`] and was not yet
-/// given to [`gvt_rs_sim_remove`].
-unsafe fn vgpu_ref<'a>(vgpu: *mut c_void) -> &'a SimVgpu {
-    // SAFETY: By the safety requirements the `Arc` is alive.
-    unsafe { &*vgpu.cast::<SimVgpu>() }
-}
-
-/// mdev probe: creates the vGPU.
-///
-/// # Safety
-///
-/// Called by the glue with its parent's `gpu`, a type index, the VFIO device
-/// being created, its live `struct device` and an out pointer.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_probe(
-    gpu: *mut c_void,
-    ty: c_uint,
-    vdev: *mut GvtSimVdev,
-    dev: *mut kernel::bindings::device,
-    out: *mut *mut c_void,
-) -> i32 {
-    // SAFETY: The glue passes its parent's `gpu`.
-    let gpu = unsafe { gpu_ref(gpu) };
-    // SAFETY: The mdev device is alive for the whole probe and, with its
-    // sysfs directory, until remove.
-    let dev = unsafe { Device::from_raw(dev) };
-    let Ok(ty) = usize::try_from(ty) else {
-        return EINVAL.to_errno();
-    };
-    match gpu.probe(ty, vdev, dev) {
-        Ok(v) => {
-            // SAFETY: `out` is a valid out pointer.
-            unsafe { *out = Arc::into_raw(v).cast_mut().cast() };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// mdev remove (or failed registration): destroys the vGPU.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`]; it is not used afterwards.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_remove(vgpu: *mut c_void) {
-    if vgpu.is_null() {
-        return;
-    }
-    // SAFETY: By the safety requirements this is the `Arc` from probe.
-    let v = unsafe { Arc::from_raw(vgpu.cast_const().cast::<SimVgpu>()) };
-    let gpu = v.gpu;
-    // SAFETY: The GPU outlives its vGPUs.
-    unsafe { &*gpu }.remove(v);
-}
-
-/// VFIO `open_device`: the VM starts using the vGPU.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_open(vgpu: *mut c_void) -> i32 {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    let mut r = v.regs.lock();
-    r.reset(true);
-    r.open = true;
-    match v.gpu().engine.start(v.id) {
-        Ok(()) => 0,
-        Err(e) => {
-            r.open = false;
-            e.to_errno()
-        }
-    }
-}
-
-/// VFIO `close_device`: stop scheduling the vGPU; queued work is dropped.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_close(vgpu: *mut c_void) {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    let mut r = v.regs.lock();
-    r.open = false;
-    // Work still executing completes into nothing: the guest is gone.
-    r.reset(true);
-    let gpu = v.gpu();
-    let mut st = gpu.state.lock();
-    gpu.stop_locked(&mut st, v.id);
-    gpu.schedule_locked(&mut st);
-}
-
-/// VFIO_DEVICE_RESET: see [`SimVgpu::reset_locked`].
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_reset(vgpu: *mut c_void) -> i32 {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    let mut r = v.regs.lock();
-    v.reset_locked(&mut r, true)
-        .map_or_else(|e| e.to_errno(), |()| 0)
-}
-
-/// Size of VFIO region `index`.
-#[no_mangle]
-pub extern "C" fn gvt_rs_sim_region_size(index: u32) -> u64 {
-    regs::region_size(index)
-}
-
-/// One read or write of `count` bytes at `off` in region `index`.
-///
-/// # Safety
-///
-/// `vgpu` came from [`gvt_rs_sim_probe`] and is not removed yet; `buf` holds
-/// `count` bytes (at most `GVT_SIM_MAX_ACCESS`).
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_access(
-    vgpu: *mut c_void,
-    index: u32,
-    off: u64,
-    buf: *mut u8,
-    count: usize,
-    write: bool,
-) -> isize {
-    // SAFETY: By the safety requirements.
-    let v = unsafe { vgpu_ref(vgpu) };
-    // SAFETY: By the safety requirements `buf` holds `count` bytes.
-    let data = unsafe { core::slice::from_raw_parts_mut(buf, count) };
-    match regs::access(v, index, off, data, write) {
-        Ok(()) => count as isize,
-        Err(e) => e.to_errno() as isize,
-    }
-}
-
-/// mdev `available_instances` of type `ty`.
-///
-/// # Safety
-///
-/// `gpu` is the glue parent's `SimGpu`.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_available(gpu: *mut c_void, ty: c_uint) -> c_uint {
-    // SAFETY: By the safety requirements.
-    let gpu = unsafe { gpu_ref(gpu) };
-    let Some(t) = usize::try_from(ty).ok().and_then(|i| TYPES.get(i)) else {
-        return 0;
-    };
-    gpu.engine.available(t)
-}
-
-/// mdev `description` of type `ty`, GVT-g's format.
-///
-/// # Safety
-///
-/// `buf` is a zeroed page.
-#[no_mangle]
-pub unsafe extern "C" fn gvt_rs_sim_describe(
-    _gpu: *mut c_void,
-    ty: c_uint,
-    buf: *mut c_char,
-) -> isize {
-    let Some(t) = usize::try_from(ty).ok().and_then(|i| TYPES.get(i)) else {
-        return EINVAL.to_errno() as isize;
-    };
-    // SAFETY: The glue passes a page that nobody else uses meanwhile.
-    let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
-    let mut b = Buffer::new(page);
-    let r = b.emit(fmt!(
-        "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
-        t.low_mb,
-        t.high_mb,
-        t.fences,
-        t.resolution,
-        t.weight
-    ));
-    match r {
-        Ok(()) => b.len() as isize,
-        Err(e) => e.to_errno() as isize,
     }
 }

@@ -67,16 +67,12 @@ impl pci::Driver for SimPciDriver {
         // invariant of `Registration`).
         let shared = unsafe { shared.as_ref() }.ok_or(ENODEV)?;
         let dev = pdev.as_ref();
-        // SAFETY: The instance is the device's driver data, dropped when the
-        // driver unbinds, while the device is still alive.
-        let gpu = unsafe {
-            Instance::new(
-                dev.name(),
-                Some(dev),
-                shared.top.as_parent(),
-                shared.driver.clone(),
-            )?
-        };
+        let gpu = Instance::new(
+            dev.name(),
+            Some(dev),
+            shared.top.as_parent(),
+            &shared.driver,
+        )?;
         dev_info!(
             dev,
             "gvt-rs: simulated GPU {} (mdev parent)\n",

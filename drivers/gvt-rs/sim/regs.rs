@@ -15,6 +15,7 @@
 
 use super::{
     ring::{status_record, Desc, Fault, GuestRing, GUEST_PAGE},
+    vdev::Vgpu,
     SimVgpu, Workload, ENGINES, MAX_DURATION_US, TYPES,
 };
 // The device protocol, shared with the guest driver, names every register.
@@ -176,7 +177,7 @@ pub(super) fn region_size(index: u32) -> u64 {
 }
 
 /// Handles one access of `data.len()` bytes at `off` of region `index`.
-pub(super) fn access(v: &SimVgpu, index: u32, off: u64, data: &mut [u8], write: bool) -> Result {
+pub(super) fn access(v: &Vgpu, index: u32, off: u64, data: &mut [u8], write: bool) -> Result {
     let len = data.len();
     let end = off.checked_add(len as u64).ok_or(EINVAL)?;
     if len == 0 || end > region_size(index) {
@@ -247,7 +248,7 @@ fn ring_of(reg: usize) -> Option<(usize, usize)> {
     (e < ENGINES).then_some((e, rel % RING_STRIDE))
 }
 
-fn bar0_access(v: &SimVgpu, off: u64, data: &mut [u8], write: bool) -> Result {
+fn bar0_access(v: &Vgpu, off: u64, data: &mut [u8], write: bool) -> Result {
     let off = usize::try_from(off).map_err(|_| EINVAL)?;
     let len = data.len();
     if !matches!(len, 1 | 2 | 4 | 8) || off % len != 0 {
@@ -322,7 +323,7 @@ fn read_reg(v: &SimVgpu, r: &Regs, reg: usize) -> Result<u64> {
 }
 
 /// `written` holds the written bytes in place, `mask` says which they are.
-fn write_reg(v: &SimVgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Result {
+fn write_reg(v: &Vgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Result {
     // The register's value after the write, for plain read-write registers.
     let merged = |cur: u64| (cur & !mask) | (written & mask);
     if let Some((e, field)) = ring_of(reg) {
@@ -373,14 +374,7 @@ fn write_reg(v: &SimVgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> 
     Ok(())
 }
 
-fn write_ring(
-    v: &SimVgpu,
-    r: &mut Regs,
-    e: usize,
-    field: usize,
-    written: u64,
-    mask: u64,
-) -> Result {
+fn write_ring(v: &Vgpu, r: &mut Regs, e: usize, field: usize, written: u64, mask: u64) -> Result {
     let ring = *r.dev.rings.get(e).ok_or(EINVAL)?;
     let merged = |cur: u64| (cur & !mask) | (written & mask);
     // A ring with outstanding work cannot be reprogrammed: such writes are
@@ -434,7 +428,7 @@ fn write_ring(
 
 /// The doorbell: fetch, scan and queue every published descriptor of
 /// engine `e`'s ring, or fail the vGPU at the first bad one.
-fn fetch(v: &SimVgpu, r: &mut Regs, e: usize) {
+fn fetch(v: &Vgpu, r: &mut Regs, e: usize) {
     let epoch = r.epochs.get(e).copied().unwrap_or(0);
     loop {
         let Some(ring) = r.dev.rings.get(e).copied() else {
@@ -474,7 +468,7 @@ fn fetch(v: &SimVgpu, r: &mut Regs, e: usize) {
 
 /// A workload of `w`'s ring completed after `gpu_ns` of GPU time: advance
 /// HEAD, write the status page, raise the interrupt.
-pub(super) fn complete(v: &SimVgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns: u64) {
+pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns: u64) {
     if r.epochs.get(e).copied() != Some(w.epoch) {
         return;
     }
@@ -512,7 +506,7 @@ pub(super) fn raise(v: &SimVgpu, r: &mut Regs, cause: u32) {
     update_irq(v, r, edge);
 }
 
-/// Tells the glue the INTx level and whether an MSI is due.
+/// Reports the INTx level and whether an MSI is due ([`super::irq`]).
 pub(super) fn update_irq(v: &SimVgpu, r: &Regs, edge: bool) {
     let level = r.irq_pending() && r.command() & CMD_INTX_DISABLE == 0;
     v.signal_irq(level, edge);

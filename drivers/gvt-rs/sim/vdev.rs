@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The VFIO device of a simulated vGPU: a vfio-pci device behind an emulated
+//! IOMMU, whose regions are the configuration space and BAR0 ([`regs`]) and
+//! whose interrupts have vfio-pci's semantics ([`irq`]).
+
+use super::{
+    irq,
+    regs,
+    SimVgpu, //
+};
+use kernel::{
+    bindings::{
+        VFIO_DEVICE_FLAGS_PCI,
+        VFIO_DEVICE_FLAGS_RESET,
+        VFIO_PCI_NUM_IRQS,
+        VFIO_PCI_NUM_REGIONS,
+        VFIO_REGION_INFO_FLAG_READ,
+        VFIO_REGION_INFO_FLAG_WRITE, //
+    },
+    fs::file::Offset,
+    prelude::*,
+    uaccess::{
+        UserSliceReader,
+        UserSliceWriter, //
+    },
+    vfio::{
+        self,
+        DeviceInfo,
+        IrqInfo,
+        IrqSet,
+        RegionInfo, //
+    }, //
+};
+
+/// A region's offset in the device file: its index above this bit.
+const OFFSET_SHIFT: u32 = 40;
+const OFFSET_MASK: u64 = (1 << OFFSET_SHIFT) - 1;
+/// Largest access: the whole configuration space.
+const MAX_ACCESS: usize = 256;
+
+/// The VFIO device of a vGPU.
+pub(crate) type Vgpu = vfio::Device<SimVgpu>;
+
+/// One register access per read or write, as an MMIO cycle; configuration
+/// space may be read whole (QEMU reads it in one access).
+fn split(offset: Offset, count: usize) -> Result<(u32, u64)> {
+    if count == 0 || count > MAX_ACCESS {
+        return Err(EINVAL);
+    }
+    let pos = offset as u64;
+    let index = u32::try_from(pos >> OFFSET_SHIFT).map_err(|_| EINVAL)?;
+    Ok((index, pos & OFFSET_MASK))
+}
+
+#[vtable]
+impl vfio::Driver for SimVgpu {
+    const NAME: &'static CStr = c"vfio-gvtsim";
+
+    fn open_device(v: &Vgpu) -> Result {
+        v.vfio_open()
+    }
+
+    fn close_device(v: &Vgpu) {
+        v.vfio_close();
+        v.irqs.release();
+    }
+
+    fn read(v: &Vgpu, mut buf: UserSliceWriter, offset: &mut Offset) -> Result<usize> {
+        let count = buf.len();
+        let (index, off) = split(*offset, count)?;
+        let mut data = [0u8; MAX_ACCESS];
+        let data = data.get_mut(..count).ok_or(EINVAL)?;
+        regs::access(v, index, off, data, false)?;
+        buf.write_slice(data)?;
+        *offset += count as Offset;
+        Ok(count)
+    }
+
+    fn write(v: &Vgpu, mut buf: UserSliceReader, offset: &mut Offset) -> Result<usize> {
+        let count = buf.len();
+        let (index, off) = split(*offset, count)?;
+        let mut data = [0u8; MAX_ACCESS];
+        let data = data.get_mut(..count).ok_or(EINVAL)?;
+        buf.read_slice(data)?;
+        regs::access(v, index, off, data, true)?;
+        *offset += count as Offset;
+        Ok(count)
+    }
+
+    fn info(_v: &Vgpu) -> DeviceInfo {
+        DeviceInfo {
+            flags: VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET,
+            num_regions: VFIO_PCI_NUM_REGIONS,
+            num_irqs: VFIO_PCI_NUM_IRQS,
+        }
+    }
+
+    fn region_info(_v: &Vgpu, index: u32) -> Result<RegionInfo> {
+        if index >= VFIO_PCI_NUM_REGIONS {
+            return Err(EINVAL);
+        }
+        let size = regs::region_size(index);
+        Ok(RegionInfo {
+            flags: if size != 0 {
+                VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE
+            } else {
+                0
+            },
+            size,
+            offset: u64::from(index) << OFFSET_SHIFT,
+        })
+    }
+
+    fn irq_info(_v: &Vgpu, index: u32) -> Result<IrqInfo> {
+        irq::info(index)
+    }
+
+    fn set_irqs(v: &Vgpu, set: &IrqSet) -> Result {
+        v.irqs.set_irqs(set)
+    }
+
+    fn reset(v: &Vgpu) -> Result {
+        let mut r = v.regs.lock();
+        v.reset_locked(&mut r, true)
+    }
+
+    fn request(v: &Vgpu, count: u32) {
+        v.irqs.request(v.parent(), count);
+    }
+}
