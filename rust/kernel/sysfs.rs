@@ -30,7 +30,16 @@
 //!
 //! ```ignore
 //! use core::sync::atomic::{AtomicU32, Ordering};
-//! use kernel::sysfs::{self, Attribute, AttributeGroup, AttributeOperations, Buffer, Dir, Input, Parent};
+//! use kernel::sysfs::{
+//!     self,
+//!     Attribute,
+//!     AttributeGroup,
+//!     AttributeOperations,
+//!     Buffer,
+//!     Dir,
+//!     Input,
+//!     Parent, //
+//! };
 //!
 //! struct Knobs {
 //!     level: AtomicU32,
