@@ -15,6 +15,8 @@ use kernel::{
     sync::Arc,
     sysfs::{
         Attribute,
+        AttributeGroup,
+        AttributeOperations,
         Buffer,
         Dir,
         Parent, //
@@ -54,12 +56,17 @@ module! {
 /// Module-wide state shown in `/sys/kernel/gvt_rs/`.
 pub(crate) struct Global;
 
-fn show_version(_: &Global, buf: &mut Buffer<'_>) -> Result {
-    buf.emit(fmt!("{}\n", gvt_core::VERSION))
+impl AttributeOperations for Global {
+    /// The directory has one file, `version`.
+    type Knob = ();
+
+    fn show(&self, (): &(), buf: &mut Buffer<'_>) -> Result {
+        buf.emit(fmt!("{}\n", gvt_core::VERSION))
+    }
 }
 
-static VERSION_ATTR: Attribute<Global> = Attribute::read_only(c"version", show_version);
-static GLOBAL_ATTRS: [&Attribute<Global>; 1] = [&VERSION_ATTR];
+static GLOBAL_FILES: AttributeGroup<Global, 1> =
+    AttributeGroup::new(&GLOBAL_FILES, [Attribute::read_only(c"version", ())]);
 
 /// The module: its providers and the top directory.
 ///
@@ -128,7 +135,7 @@ impl SimProvider {
 impl kernel::Module for GvtRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let sysfs = Arc::new(
-            Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_ATTRS)?,
+            Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_FILES)?,
             GFP_KERNEL,
         )?;
         #[cfg(CONFIG_GVT_RS_SIM)]

@@ -3,12 +3,17 @@
 //! sysfs directories and attributes.
 //!
 //! A [`Dir<T>`] is a directory in sysfs backed by a `struct kobject` that owns a
-//! value of type `T`. Its files are [`Attribute<T>`]s declared as `static`s:
-//! reading a file calls the attribute's `show` function with `&T` and a
-//! [`Buffer`], writing it calls `store` with `&T` and the bytes written.
-//! Because the callbacks receive a shared reference and may run concurrently
-//! on several CPUs, `T` must be [`Sync`]: mutable state goes behind a lock or
-//! in atomics.
+//! value of type `T`. Its files are the [`Attribute<T>`]s of a static
+//! [`AttributeGroup<T, N>`], the directory's default group: the kobject core
+//! creates them together with the directory (`kobj_type.default_groups`), so
+//! they exist before user space hears of it (`KOBJ_ADD`).
+//!
+//! Every attribute carries a `T::Knob`, a value that says what the file is
+//! (which setting or statistic, its unit, its range). `T` implements
+//! [`AttributeOperations`]: one `show` and one `store` for all its files, which
+//! dispatch on the knob, so that a directory is described by one table.
+//! Because they receive a shared reference and may run concurrently on several
+//! CPUs, `T` must be [`Sync`]: mutable state goes behind a lock or in atomics.
 //!
 //! Files follow the sysfs rules of `Documentation/filesystems/sysfs.rst`: one
 //! value per file, text, at most one page. The parsing helpers in this module
@@ -25,90 +30,136 @@
 //!
 //! ```ignore
 //! use core::sync::atomic::{AtomicU32, Ordering};
-//! use kernel::sysfs::{self, Attribute, Buffer, Dir, Parent};
+//! use kernel::sysfs::{
+//!     self,
+//!     Attribute,
+//!     AttributeGroup,
+//!     AttributeOperations,
+//!     Buffer,
+//!     Dir,
+//!     Input,
+//!     Parent, //
+//! };
 //!
 //! struct Knobs {
 //!     level: AtomicU32,
 //! }
 //!
-//! fn show_level(k: &Knobs, buf: &mut Buffer<'_>) -> Result {
-//!     buf.emit(fmt!("{}\n", k.level.load(Ordering::Relaxed)))
+//! enum Knob {
+//!     Level,
+//!     Double,
 //! }
 //!
-//! fn store_level(k: &Knobs, input: &[u8]) -> Result {
-//!     let v = sysfs::parse_uint_in::<u32>(input, 0..=10)?;
-//!     k.level.store(v, Ordering::Relaxed);
-//!     Ok(())
+//! impl AttributeOperations for Knobs {
+//!     type Knob = Knob;
+//!
+//!     fn show(&self, knob: &Knob, buf: &mut Buffer<'_>) -> Result {
+//!         let level = self.level.load(Ordering::Relaxed);
+//!         match knob {
+//!             Knob::Level => buf.emit(fmt!("{level}\n")),
+//!             Knob::Double => buf.emit(fmt!("{}\n", 2 * level)),
+//!         }
+//!     }
+//!
+//!     fn store(&self, _knob: &Knob, input: &Input<'_>) -> Result {
+//!         // Only `level` is writable.
+//!         let v = sysfs::parse_uint_in::<u32>(input, 0..=10)?;
+//!         self.level.store(v, Ordering::Relaxed);
+//!         Ok(())
+//!     }
 //! }
 //!
-//! static LEVEL: Attribute<Knobs> = Attribute::read_write(c"level", show_level, store_level);
-//! static KNOBS_ATTRS: [&Attribute<Knobs>; 1] = [&LEVEL];
+//! // The group names itself so that its C structures can point at each other.
+//! static KNOBS: AttributeGroup<Knobs, 2> = AttributeGroup::new(
+//!     &KNOBS,
+//!     [
+//!         Attribute::read_write(c"level", Knob::Level),
+//!         Attribute::read_only(c"double", Knob::Double),
+//!     ],
+//! );
 //!
-//! // Creates /sys/kernel/knobs/level.
+//! // Creates /sys/kernel/knobs/{level,double}.
 //! let knobs = Knobs {
 //!     level: AtomicU32::new(0),
 //! };
-//! let dir = Dir::new(c"knobs", Parent::kernel()?, knobs, &KNOBS_ATTRS)?;
+//! let dir = Dir::new(c"knobs", Parent::kernel()?, knobs, &KNOBS)?;
 //! ```
 
 use crate::{
-    alloc::{flags::GFP_KERNEL, KBox},
-    bindings, container_of,
-    error::{to_result, Error, Result},
-    ffi::c_char,
+    alloc::{
+        flags::GFP_KERNEL,
+        KBox, //
+    },
+    bindings,
+    container_of,
+    error::{
+        to_result,
+        Error,
+        Result, //
+    },
+    ffi::{
+        c_char,
+        c_uint, //
+    },
     fmt,
     page::PAGE_SIZE,
     prelude::*,
     str::CStr,
-    types::Opaque,
+    types::Opaque, //
 };
-use core::{marker::PhantomData, ops::RangeInclusive, pin::Pin, ptr::NonNull};
+use core::{
+    marker::PhantomData,
+    ops::RangeInclusive,
+    pin::Pin,
+    ptr::NonNull, //
+};
 
-/// The function called when a sysfs file is read.
+/// How the value of a [`Dir`] shows and stores its files.
 ///
-/// It writes the file's contents into the buffer; an error is returned to the
-/// reader.
-pub type ShowFn<T> = fn(&T, &mut Buffer<'_>) -> Result;
+/// One implementation serves every file of the directory: each [`Attribute`]
+/// carries a [`Knob`](AttributeOperations::Knob) that says which file it is,
+/// and both functions dispatch on it.
+pub trait AttributeOperations: Send + Sync + Sized {
+    /// What an attribute says about its file: which setting or statistic it
+    /// shows, its unit, its range.
+    type Knob: Sync;
 
-/// The function called when a sysfs file is written.
-///
-/// It receives the bytes written (without a terminating NUL); an error is
-/// returned to the writer and must leave the state unchanged.
-pub type StoreFn<T> = fn(&T, &[u8]) -> Result;
+    /// Writes the contents of the file `knob` into `buf`; an error is returned
+    /// to the reader. Called only for readable attributes.
+    fn show(&self, knob: &Self::Knob, buf: &mut Buffer<'_>) -> Result;
 
-/// A sysfs file of a [`Dir<T>`].
+    /// Applies what was written to the file `knob`; an error is returned to
+    /// the writer and must leave the state unchanged. Called only for
+    /// writable attributes; the default refuses with `EIO`.
+    fn store(&self, _knob: &Self::Knob, _input: &Input<'_>) -> Result {
+        Err(EIO)
+    }
+}
+
+/// A file of a [`Dir<T>`]: its name, its mode and the knob `T` dispatches on.
 ///
-/// Attributes are declared as `static` items: sysfs keeps a pointer to them for
-/// as long as the file exists, and lockdep requires their lock class key to live
-/// in static storage.
+/// Attributes live in an [`AttributeGroup`] declared as a `static`: sysfs keeps
+/// pointers to them while the files exist, and lockdep requires their lock
+/// class key to be in static storage.
 ///
 /// # Invariants
 ///
 /// `attr` is a valid `struct attribute` whose `name` points to a `'static`
-/// NUL-terminated string, and whose mode allows reading only if `show` is
-/// `Some` and writing only if `store` is `Some`.
+/// NUL-terminated string; `readable` and `writable` say what its mode allows.
 #[repr(C)]
-pub struct Attribute<T> {
+pub struct Attribute<T: AttributeOperations> {
     attr: Opaque<bindings::attribute>,
-    show: Option<ShowFn<T>>,
-    store: Option<StoreFn<T>>,
+    readable: bool,
+    writable: bool,
+    knob: T::Knob,
 }
 
-// SAFETY: `Attribute` is only handed to sysfs, which reads it; Rust code never
-// accesses the `Opaque` part after construction. The function pointers are
-// `Sync`.
-unsafe impl<T> Sync for Attribute<T> {}
+// SAFETY: sysfs only reads the `Opaque` part, and Rust code never accesses it
+// after construction; the knob is `Sync`.
+unsafe impl<T: AttributeOperations> Sync for Attribute<T> {}
 
-// SAFETY: Same reasoning as for `Sync`: no thread-bound state.
-unsafe impl<T> Send for Attribute<T> {}
-
-impl<T> Attribute<T> {
-    const fn new(
-        name: &'static CStr,
-        mode: u16,
-        show: Option<ShowFn<T>>,
-        store: Option<StoreFn<T>>,
-    ) -> Self {
+impl<T: AttributeOperations> Attribute<T> {
+    const fn new(name: &'static CStr, mode: u16, knob: T::Knob) -> Self {
         // The fields other than `name` and `mode` exist only with
         // CONFIG_DEBUG_LOCK_ALLOC (lockdep's key and static key) and are valid
         // zeroed: a NULL key makes sysfs use the static key. Starting from a
@@ -117,28 +168,197 @@ impl<T> Attribute<T> {
         let mut attr: bindings::attribute = pin_init::zeroed();
         attr.name = crate::str::as_char_ptr_in_const_context(name);
         attr.mode = mode;
-        // INVARIANT: `name` is `'static` and NUL-terminated; the callers below
-        // pick the mode that matches `show` and `store`.
+        // INVARIANT: `name` is `'static` and NUL-terminated; the flags are
+        // read from the mode.
         Self {
             attr: Opaque::new(attr),
-            show,
-            store,
+            readable: mode & 0o444 != 0,
+            writable: mode & 0o222 != 0,
+            knob,
         }
     }
 
     /// A file readable by everyone (mode 0444).
-    pub const fn read_only(name: &'static CStr, show: ShowFn<T>) -> Self {
-        Self::new(name, 0o444, Some(show), None)
+    pub const fn read_only(name: &'static CStr, knob: T::Knob) -> Self {
+        Self::new(name, 0o444, knob)
     }
 
     /// A file readable by everyone and writable by root (mode 0644).
-    pub const fn read_write(name: &'static CStr, show: ShowFn<T>, store: StoreFn<T>) -> Self {
-        Self::new(name, 0o644, Some(show), Some(store))
+    pub const fn read_write(name: &'static CStr, knob: T::Knob) -> Self {
+        Self::new(name, 0o644, knob)
     }
 
     /// A file only root may write and nobody may read (mode 0200), for actions.
-    pub const fn write_only(name: &'static CStr, store: StoreFn<T>) -> Self {
-        Self::new(name, 0o200, None, Some(store))
+    pub const fn write_only(name: &'static CStr, knob: T::Knob) -> Self {
+        Self::new(name, 0o200, knob)
+    }
+
+    /// The knob this file shows.
+    pub fn knob(&self) -> &T::Knob {
+        &self.knob
+    }
+
+    /// # Safety
+    ///
+    /// `attr` must be the `attr` field of an `Attribute<T>` that lives for `'a`.
+    unsafe fn from_raw<'a>(attr: *mut bindings::attribute) -> &'a Self {
+        let attr = Opaque::cast_from(attr).cast_mut();
+        // SAFETY: By the safety requirements, `attr` is embedded in an
+        // `Attribute<T>` that lives for `'a`.
+        unsafe { &*container_of!(attr, Self, attr) }
+    }
+}
+
+/// The NULL-terminated pointer array of `attribute_group.attrs`.
+#[repr(C)]
+struct AttributePointers<const N: usize> {
+    attrs: [*mut bindings::attribute; N],
+    // `repr(C)` places the terminator right after the array.
+    end: *mut bindings::attribute,
+}
+
+/// A static table of attributes: a `struct attribute_group` and the
+/// `struct kobj_type` of the directories that have it as default group.
+///
+/// A group names itself in its initializer, so that the C structures it holds
+/// can point at each other:
+///
+/// ```ignore
+/// static FILES: AttributeGroup<Knobs, 2> = AttributeGroup::new(
+///     &FILES,
+///     [
+///         Attribute::read_write(c"level", Knob::Level),
+///         Attribute::read_only(c"double", Knob::Double),
+///     ],
+/// );
+/// ```
+///
+/// # Invariants
+///
+/// `ptrs` points to the `attr` of every element of `files` and ends with NULL;
+/// `group` is an attribute group whose `attrs` is `ptrs`; `groups` is `group`
+/// followed by NULL; `ktype` releases with `Inner::<T>::release`, has `ops`
+/// (`Inner::<T>::show` and `store`) and `groups` as its default groups. All of
+/// these belong to the same `'static` `AttributeGroup<T, N>`, which need not
+/// be `self` (see [`AttributeGroup::new`]).
+#[repr(C)]
+pub struct AttributeGroup<T: AttributeOperations, const N: usize> {
+    files: [Attribute<T>; N],
+    ptrs: AttributePointers<N>,
+    group: Opaque<bindings::attribute_group>,
+    groups: [*const bindings::attribute_group; 2],
+    ops: bindings::sysfs_ops,
+    ktype: Opaque<bindings::kobj_type>,
+}
+
+// SAFETY: The raw pointers point to `'static` data that nothing writes after
+// initialisation; the attributes are `Sync`.
+unsafe impl<T: AttributeOperations, const N: usize> Sync for AttributeGroup<T, N> {}
+
+impl<T: AttributeOperations, const N: usize> AttributeGroup<T, N> {
+    /// The default group of a directory: the files appear in the directory.
+    ///
+    /// `this` is the `static` being initialised. Passing another group of the
+    /// same type makes a group that shows that one's files.
+    pub const fn new(this: &'static Self, files: [Attribute<T>; N]) -> Self {
+        Self::build(this, core::ptr::null(), files)
+    }
+
+    /// A named group: the files appear in the subdirectory `name`, as with a
+    /// named group in a device's `dev_groups`. `this` as for
+    /// [`AttributeGroup::new`].
+    pub const fn named(this: &'static Self, name: &'static CStr, files: [Attribute<T>; N]) -> Self {
+        Self::build(this, crate::str::as_char_ptr_in_const_context(name), files)
+    }
+
+    const fn build(this: &'static Self, name: *const c_char, files: [Attribute<T>; N]) -> Self {
+        // Only addresses of `this` are taken: it may be the static being
+        // initialised, which cannot be read yet.
+        let mut attrs = [core::ptr::null_mut(); N];
+        let mut i = 0;
+        while i < N {
+            attrs[i] = this.files[i].attr.get();
+            i += 1;
+        }
+        let mut group: bindings::attribute_group = pin_init::zeroed();
+        group.name = name;
+        group.__bindgen_anon_2.attrs = (&raw const this.ptrs)
+            .cast::<*mut bindings::attribute>()
+            .cast_mut();
+        let mut ktype: bindings::kobj_type = pin_init::zeroed();
+        ktype.release = Some(Inner::<T>::release);
+        ktype.sysfs_ops = &raw const this.ops;
+        ktype.default_groups = (&raw const this.groups)
+            .cast::<*const bindings::attribute_group>()
+            .cast_mut();
+        // INVARIANT: Every pointer above leads into `this`, a `'static` group
+        // of this type built by this function.
+        Self {
+            files,
+            ptrs: AttributePointers {
+                attrs,
+                end: core::ptr::null_mut(),
+            },
+            group: Opaque::new(group),
+            groups: [this.group.get().cast_const(), core::ptr::null()],
+            ops: bindings::sysfs_ops {
+                show: Some(Inner::<T>::show),
+                store: Some(Inner::<T>::store),
+            },
+            ktype: Opaque::new(ktype),
+        }
+    }
+
+    /// The attributes of this group.
+    pub fn files(&self) -> &[Attribute<T>; N] {
+        &self.files
+    }
+}
+
+/// The bytes written to a sysfs file.
+///
+/// # Invariants
+///
+/// `bytes_with_nul` ends with a NUL byte, which is not part of the input: sysfs
+/// adds one after the data of a store (`Documentation/filesystems/sysfs.rst`),
+/// so the input can go to the kernel's C string parsers.
+#[derive(Clone, Copy)]
+pub struct Input<'a> {
+    bytes_with_nul: &'a [u8],
+}
+
+impl<'a> Input<'a> {
+    /// An input from bytes that end with a NUL byte (`None` otherwise).
+    pub fn from_bytes_with_nul(bytes_with_nul: &'a [u8]) -> Option<Self> {
+        // INVARIANT: Checked here.
+        match bytes_with_nul.last() {
+            Some(0) => Some(Self { bytes_with_nul }),
+            _ => None,
+        }
+    }
+
+    /// The bytes written, without the terminating NUL.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        let len = self.bytes_with_nul.len().saturating_sub(1);
+        &self.bytes_with_nul[..len]
+    }
+
+    /// The input as a C string, for the `kstrto*()` parsers, which stop at the
+    /// first NUL: `EINVAL` if there is one inside what was written.
+    fn as_char_ptr(&self) -> Result<*const c_char> {
+        if self.as_bytes().contains(&0) {
+            return Err(EINVAL);
+        }
+        Ok(self.bytes_with_nul.as_ptr().cast())
+    }
+}
+
+impl<'a> From<&'a CStr> for Input<'a> {
+    fn from(s: &'a CStr) -> Self {
+        // INVARIANT: A C string ends with its NUL.
+        Self {
+            bytes_with_nul: s.to_bytes_with_nul(),
+        }
     }
 }
 
@@ -244,9 +464,9 @@ impl<'a> Parent<'a> {
 ///
 /// # Invariants
 ///
-/// `kobj` is initialised with `Inner::<T>::KTYPE` once [`Dir::new`] called
-/// `kobject_init_and_add()`; from then on the allocation is freed by
-/// [`Inner::release`] when the last reference to `kobj` is dropped.
+/// `kobj` is initialised with the `ktype` of an `AttributeGroup<T, _>` once
+/// [`Dir::new`] called `kobject_init_and_add()`; from then on the allocation is
+/// freed by [`Inner::release`] when the last reference to `kobj` is dropped.
 #[repr(C)]
 #[pin_data]
 struct Inner<T> {
@@ -256,19 +476,7 @@ struct Inner<T> {
     data: T,
 }
 
-impl<T: Send + Sync> Inner<T> {
-    const SYSFS_OPS: bindings::sysfs_ops = bindings::sysfs_ops {
-        show: Some(Self::show),
-        store: Some(Self::store),
-    };
-
-    const KTYPE: bindings::kobj_type = bindings::kobj_type {
-        release: Some(Self::release),
-        sysfs_ops: &Self::SYSFS_OPS,
-        // SAFETY: NULL groups and namespace callbacks are valid.
-        ..unsafe { core::mem::zeroed() }
-    };
-
+impl<T: AttributeOperations> Inner<T> {
     /// # Safety
     ///
     /// `kobj` must be the `kobj` field of a live `Inner<T>`.
@@ -281,36 +489,27 @@ impl<T: Send + Sync> Inner<T> {
 
     /// # Safety
     ///
-    /// `attr` must be the `attr` field of an `Attribute<T>`.
-    unsafe fn attribute<'b>(attr: *mut bindings::attribute) -> &'b Attribute<T> {
-        let attr = Opaque::cast_from(attr).cast_mut();
-        // SAFETY: By the safety requirements, `attr` is embedded in an
-        // `Attribute<T>`, which is `'static`.
-        unsafe { &*container_of!(attr, Attribute<T>, attr) }
-    }
-
-    /// # Safety
-    ///
-    /// Called by sysfs with a kobject of type `KTYPE`, one of its attributes
-    /// and a page-sized buffer.
+    /// Called by sysfs with a kobject whose type is the `ktype` of an
+    /// `AttributeGroup<T, _>`, one of that group's attributes and a page-sized
+    /// buffer.
     unsafe extern "C" fn show(
         kobj: *mut bindings::kobject,
         attr: *mut bindings::attribute,
         buf: *mut c_char,
     ) -> isize {
-        // SAFETY: Only kobjects initialised with `KTYPE` reach this function,
-        // and they are all embedded in an `Inner<T>`.
+        // SAFETY: Only kobjects of such a type reach this function, and
+        // `Dir::new` embeds them all in an `Inner<T>`.
         let this = unsafe { Self::from_kobj(kobj) };
-        // SAFETY: `Dir::new` only creates files for `Attribute<T>`s.
-        let attr = unsafe { Self::attribute(attr) };
-        let Some(show) = attr.show else {
+        // SAFETY: The type's only group holds `Attribute<T>`s, in a static.
+        let attr = unsafe { Attribute::<T>::from_raw(attr) };
+        if !attr.readable {
             return EIO.to_errno() as isize;
-        };
+        }
         // SAFETY: sysfs passes a zeroed buffer of `PAGE_SIZE` bytes that nobody
         // else accesses during the call.
         let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
         let mut buffer = Buffer::new(page);
-        match show(&this.data, &mut buffer) {
+        match this.data.show(&attr.knob, &mut buffer) {
             // A page is far below `isize::MAX`.
             Ok(()) => buffer.len() as isize,
             Err(e) => e.to_errno() as isize,
@@ -319,8 +518,8 @@ impl<T: Send + Sync> Inner<T> {
 
     /// # Safety
     ///
-    /// Called by sysfs with a kobject of type `KTYPE`, one of its attributes
-    /// and `count` readable bytes at `buf`.
+    /// Called by sysfs as `show`, with `count` readable bytes at `buf`
+    /// followed by a NUL byte.
     unsafe extern "C" fn store(
         kobj: *mut bindings::kobject,
         attr: *mut bindings::attribute,
@@ -330,13 +529,18 @@ impl<T: Send + Sync> Inner<T> {
         // SAFETY: As in `show`.
         let this = unsafe { Self::from_kobj(kobj) };
         // SAFETY: As in `show`.
-        let attr = unsafe { Self::attribute(attr) };
-        let Some(store) = attr.store else {
+        let attr = unsafe { Attribute::<T>::from_raw(attr) };
+        if !attr.writable {
             return EIO.to_errno() as isize;
+        }
+        // SAFETY: sysfs passes `count` bytes (at most a page) and a NUL after
+        // them (`kernfs_fop_write_iter()` allocates one more byte for it).
+        let bytes = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count + 1) };
+        // INVARIANT: `bytes` ends with the NUL sysfs added.
+        let input = Input {
+            bytes_with_nul: bytes,
         };
-        // SAFETY: sysfs passes `count` readable bytes (at most a page).
-        let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
-        match store(&this.data, input) {
+        match this.data.store(&attr.knob, &input) {
             // `count` is at most a page.
             Ok(()) => count as isize,
             Err(e) => e.to_errno() as isize,
@@ -346,7 +550,7 @@ impl<T: Send + Sync> Inner<T> {
     /// # Safety
     ///
     /// Called by the kobject core once, when the last reference to a kobject
-    /// of type `KTYPE` is gone.
+    /// created by [`Dir::new`] is gone.
     unsafe extern "C" fn release(kobj: *mut bindings::kobject) {
         let kobj = Opaque::cast_from(kobj).cast_mut();
         // SAFETY: The kobject is embedded in an `Inner<T>` allocated by
@@ -355,7 +559,8 @@ impl<T: Send + Sync> Inner<T> {
     }
 }
 
-/// A sysfs directory that owns a `T` and shows it through [`Attribute<T>`]s.
+/// A sysfs directory that owns a `T` and shows it through the files of an
+/// [`AttributeGroup<T, N>`].
 ///
 /// Dropping the handle removes the directory (waiting for running `show` and
 /// `store` calls to return) and drops the value once the kobject core lets go
@@ -365,27 +570,28 @@ impl<T: Send + Sync> Inner<T> {
 ///
 /// `inner` points to an `Inner<T>` whose kobject was added to sysfs, and this
 /// handle owns one reference to that kobject.
-pub struct Dir<T: Send + Sync> {
+pub struct Dir<T: AttributeOperations> {
     inner: NonNull<Inner<T>>,
 }
 
 // SAFETY: The handle only gives out `&T`, and `T: Send + Sync`; the kobject
 // functions it calls on drop may run on any thread.
-unsafe impl<T: Send + Sync> Send for Dir<T> {}
+unsafe impl<T: AttributeOperations> Send for Dir<T> {}
 
 // SAFETY: `&Dir<T>` only gives out `&T`, and `T: Sync`.
-unsafe impl<T: Send + Sync> Sync for Dir<T> {}
+unsafe impl<T: AttributeOperations> Sync for Dir<T> {}
 
-impl<T: Send + Sync> Dir<T> {
-    /// Creates the directory `name` under `parent` with the given files.
+impl<T: AttributeOperations> Dir<T> {
+    /// Creates the directory `name` under `parent` with the files of `files`.
     ///
-    /// The files appear at once and may be read before this function returns,
+    /// The kobject core creates the files with the directory, before the
+    /// `KOBJ_ADD` uevent, and they may be read before this function returns,
     /// so `data` must be fully usable when passed in.
-    pub fn new<E>(
+    pub fn new<E, const N: usize>(
         name: &CStr,
         parent: Parent<'_>,
         data: impl PinInit<T, E>,
-        attrs: &'static [&'static Attribute<T>],
+        files: &'static AttributeGroup<T, N>,
     ) -> Result<Self>
     where
         Error: From<E>,
@@ -402,14 +608,15 @@ impl<T: Send + Sync> Dir<T> {
         let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(boxed) });
         // SAFETY: `raw` is valid; `kobj` is a field of it.
         let kobj = unsafe { Opaque::cast_into(&raw const (*raw).kobj) };
-        let ktype: &'static bindings::kobj_type = &Inner::<T>::KTYPE;
-        // SAFETY: `kobj` is zeroed memory as `kobject_init_and_add()` requires,
-        // `ktype` is static, `parent` is a live kobject, and the format string
+        // SAFETY: `kobj` is zeroed memory as `kobject_init_and_add()` requires;
+        // the type is static and, by the invariants of `AttributeGroup`, its
+        // callbacks and default group are those of `Inner<T>` and
+        // `Attribute<T>`s; `parent` is a live kobject, and the format string
         // consumes exactly one NUL-terminated string argument.
         let ret = unsafe {
             bindings::kobject_init_and_add(
                 kobj,
-                ktype,
+                files.ktype.get(),
                 parent.kobj.as_ptr(),
                 c"%s".as_char_ptr(),
                 name.as_char_ptr(),
@@ -421,19 +628,16 @@ impl<T: Send + Sync> Dir<T> {
             unsafe { bindings::kobject_put(kobj) };
             return Err(e);
         }
+        // The files exist now: announce the directory. Outside a kset (as
+        // under /sys/kernel) or under a device, whose kset filters out other
+        // kobjects, no event goes out, which is not an error of the directory.
+        // SAFETY: `kobj` is in sysfs.
+        unsafe { bindings::kobject_uevent(kobj, bindings::kobject_action_KOBJ_ADD) };
         // INVARIANT: The kobject is in sysfs and we own its initial reference.
-        let dir = Self {
+        Ok(Self {
             // SAFETY: `raw` came from `KBox::into_raw`, so it is not NULL.
             inner: unsafe { NonNull::new_unchecked(raw) },
-        };
-        for attr in attrs {
-            // SAFETY: `kobj` is in sysfs; `attr` is `'static` and belongs to
-            // `T`, so `Inner::<T>::show/store` may interpret it.
-            to_result(unsafe {
-                bindings::sysfs_create_file_ns(kobj, attr.attr.get(), core::ptr::null())
-            })?;
-        }
-        Ok(dir)
+        })
     }
 
     /// The value this directory shows.
@@ -458,7 +662,7 @@ impl<T: Send + Sync> Dir<T> {
     }
 }
 
-impl<T: Send + Sync> Drop for Dir<T> {
+impl<T: AttributeOperations> Drop for Dir<T> {
     fn drop(&mut self) {
         let kobj = self.kobj();
         // SAFETY: By the type invariant the kobject is in sysfs. This removes
@@ -474,76 +678,61 @@ impl<T: Send + Sync> Drop for Dir<T> {
 ///
 /// Fails with `EINVAL` on empty input, non-UTF-8, or leading/trailing
 /// whitespace other than that one newline.
-pub fn input_str(input: &[u8]) -> Result<&str> {
-    let input = input.strip_suffix(b"\n").unwrap_or(input);
-    let s = core::str::from_utf8(input).map_err(|_| EINVAL)?;
+///
+/// The kernel's `sysfs_streq()` does this for C strings; the choices and words
+/// matched here are Rust strings.
+pub fn input_str<'a>(input: &Input<'a>) -> Result<&'a str> {
+    let bytes = input.as_bytes();
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let s = core::str::from_utf8(bytes).map_err(|_| EINVAL)?;
     if s.is_empty() || s.trim() != s || s.contains('\0') {
         return Err(EINVAL);
     }
     Ok(s)
 }
 
-fn parse_digits(digits: &str, radix: u32) -> Result<u64> {
-    if digits.is_empty() {
-        return Err(EINVAL);
-    }
-    let mut value: u64 = 0;
-    let mut overflow = false;
-    for c in digits.chars() {
-        let d = c.to_digit(radix).ok_or(EINVAL)?;
-        match value
-            .checked_mul(u64::from(radix))
-            .and_then(|v| v.checked_add(u64::from(d)))
-        {
-            Some(v) => value = v,
-            // Keep scanning: a later bad character is `EINVAL`, not `ERANGE`.
-            None => overflow = true,
-        }
-    }
-    if overflow {
-        Err(ERANGE)
+/// The base for `kstrto*()`: 16 after a `0x` prefix, otherwise 10. Base 0
+/// would also read a leading `0` as octal, which sysfs files do not promise.
+fn radix(input: &Input<'_>) -> c_uint {
+    let s = input.as_bytes();
+    let s = s
+        .strip_prefix(b"-")
+        .or_else(|| s.strip_prefix(b"+"))
+        .unwrap_or(s);
+    if s.starts_with(b"0x") || s.starts_with(b"0X") {
+        16
     } else {
-        Ok(value)
+        10
     }
 }
 
-fn parse_magnitude(s: &str) -> Result<u64> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => parse_digits(hex, 16),
-        None => parse_digits(s, 10),
-    }
-}
-
-/// Parses an unsigned integer, decimal or `0x` hexadecimal, as `kstrtouint()`.
+/// Parses an unsigned integer, decimal or `0x` hexadecimal, with the kernel's
+/// `kstrtoull()` (one trailing newline allowed).
 ///
 /// `EINVAL` when malformed (including a sign), `ERANGE` when it does not fit
 /// in `I`.
-pub fn parse_uint<I: TryFrom<u64>>(input: &[u8]) -> Result<I> {
-    let s = input_str(input)?;
-    let s = s.strip_prefix('+').unwrap_or(s);
-    I::try_from(parse_magnitude(s)?).map_err(|_| ERANGE)
+pub fn parse_uint<I: TryFrom<u64>>(input: &Input<'_>) -> Result<I> {
+    let s = input.as_char_ptr()?;
+    let mut v: u64 = 0;
+    // SAFETY: `s` is a NUL-terminated string and `v` a valid `u64`.
+    to_result(unsafe { bindings::kstrtoull(s, radix(input), &mut v) })?;
+    I::try_from(v).map_err(|_| ERANGE)
 }
 
-/// Parses a signed integer, decimal or `0x` hexadecimal, as `kstrtoint()`.
+/// Parses a signed integer, decimal or `0x` hexadecimal, with the kernel's
+/// `kstrtoll()` (one trailing newline allowed).
 ///
 /// `EINVAL` when malformed, `ERANGE` when it does not fit in `I`.
-pub fn parse_int<I: TryFrom<i64>>(input: &[u8]) -> Result<I> {
-    let s = input_str(input)?;
-    let (negative, digits) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let magnitude = parse_magnitude(digits)?;
-    let value = if negative {
-        0i64.checked_sub_unsigned(magnitude).ok_or(ERANGE)?
-    } else {
-        i64::try_from(magnitude).map_err(|_| ERANGE)?
-    };
-    I::try_from(value).map_err(|_| ERANGE)
+pub fn parse_int<I: TryFrom<i64>>(input: &Input<'_>) -> Result<I> {
+    let s = input.as_char_ptr()?;
+    let mut v: i64 = 0;
+    // SAFETY: `s` is a NUL-terminated string and `v` a valid `i64`.
+    to_result(unsafe { bindings::kstrtoll(s, radix(input), &mut v) })?;
+    I::try_from(v).map_err(|_| ERANGE)
 }
 
 /// Parses an unsigned integer that must lie in `range` (`ERANGE` otherwise).
-pub fn parse_uint_in<I>(input: &[u8], range: RangeInclusive<I>) -> Result<I>
+pub fn parse_uint_in<I>(input: &Input<'_>, range: RangeInclusive<I>) -> Result<I>
 where
     I: TryFrom<u64> + PartialOrd,
 {
@@ -555,8 +744,11 @@ where
     }
 }
 
-/// Parses a boolean as `kstrtobool()`: `1 y Y on` or `0 n N off`.
-pub fn parse_bool(input: &[u8]) -> Result<bool> {
+/// Parses a boolean: `1 y Y on` or `0 n N off`, the whole word.
+///
+/// The kernel's `kstrtobool()` reads only the first two characters (it takes
+/// `yes`, `1x` or `onion`); a sysfs store here must be exact.
+pub fn parse_bool(input: &Input<'_>) -> Result<bool> {
     match input_str(input)? {
         "1" | "y" | "Y" | "on" | "On" | "ON" => Ok(true),
         "0" | "n" | "N" | "off" | "Off" | "OFF" => Ok(false),
@@ -565,8 +757,9 @@ pub fn parse_bool(input: &[u8]) -> Result<bool> {
 }
 
 /// Finds the written text in a list of choices and returns its index, as
-/// `sysfs_match_string()`. `EINVAL` if it is not one of them.
-pub fn match_choice<S: AsRef<str>>(input: &[u8], choices: &[S]) -> Result<usize> {
+/// `sysfs_match_string()` does for C strings. `EINVAL` if it is not one of
+/// them.
+pub fn match_choice<S: AsRef<str>>(input: &Input<'_>, choices: &[S]) -> Result<usize> {
     let s = input_str(input)?;
     choices.iter().position(|c| c.as_ref() == s).ok_or(EINVAL)
 }
@@ -574,51 +767,74 @@ pub fn match_choice<S: AsRef<str>>(input: &[u8], choices: &[S]) -> Result<usize>
 #[macros::kunit_tests(rust_kernel_sysfs)]
 mod tests {
     use super::*;
+    use core::sync::atomic::{
+        AtomicU32,
+        Ordering, //
+    };
+
+    fn s(c: &CStr) -> Input<'_> {
+        Input::from(c)
+    }
 
     #[test]
     fn input_is_strict() {
-        assert_eq!(input_str(b"abc\n"), Ok("abc"));
-        assert_eq!(input_str(b"abc"), Ok("abc"));
-        assert_eq!(input_str(b""), Err(EINVAL));
-        assert_eq!(input_str(b"\n"), Err(EINVAL));
-        assert_eq!(input_str(b"abc\n\n"), Err(EINVAL));
-        assert_eq!(input_str(b" abc"), Err(EINVAL));
-        assert_eq!(input_str(b"a\0"), Err(EINVAL));
-        assert_eq!(input_str(&[0xff]), Err(EINVAL));
+        assert_eq!(input_str(&s(c"abc\n")), Ok("abc"));
+        assert_eq!(input_str(&s(c"abc")), Ok("abc"));
+        assert_eq!(input_str(&s(c"")), Err(EINVAL));
+        assert_eq!(input_str(&s(c"\n")), Err(EINVAL));
+        assert_eq!(input_str(&s(c"abc\n\n")), Err(EINVAL));
+        assert_eq!(input_str(&s(c" abc")), Err(EINVAL));
+        let nul = Input::from_bytes_with_nul(b"a\0\0");
+        assert!(nul.is_some());
+        if let Some(nul) = nul {
+            assert_eq!(input_str(&nul), Err(EINVAL));
+            assert_eq!(parse_uint::<u32>(&nul), Err(EINVAL));
+        }
+        assert!(Input::from_bytes_with_nul(b"1").is_none());
+        assert_eq!(input_str(&s(c"\xff")), Err(EINVAL));
     }
 
     #[test]
     fn unsigned_integers() {
-        assert_eq!(parse_uint::<u32>(b"42\n"), Ok(42));
-        assert_eq!(parse_uint::<u32>(b"0x2a"), Ok(42));
-        assert_eq!(parse_uint::<u32>(b"+7"), Ok(7));
-        assert_eq!(parse_uint::<u8>(b"256"), Err(ERANGE));
-        assert_eq!(parse_uint::<u64>(b"18446744073709551616"), Err(ERANGE));
-        assert_eq!(parse_uint::<u64>(b"99999999999999999999x"), Err(EINVAL));
-        assert_eq!(parse_uint::<u32>(b"-1"), Err(EINVAL));
-        assert_eq!(parse_uint::<u32>(b"1 2"), Err(EINVAL));
-        assert_eq!(parse_uint::<u32>(b"0x"), Err(EINVAL));
-        assert_eq!(parse_uint_in::<u32>(b"5", 1..=4), Err(ERANGE));
-        assert_eq!(parse_uint_in::<u32>(b"4", 1..=4), Ok(4));
+        assert_eq!(parse_uint::<u32>(&s(c"42\n")), Ok(42));
+        assert_eq!(parse_uint::<u32>(&s(c"0x2a")), Ok(42));
+        assert_eq!(parse_uint::<u32>(&s(c"+0x2a")), Ok(42));
+        assert_eq!(parse_uint::<u32>(&s(c"010")), Ok(10));
+        assert_eq!(parse_uint::<u32>(&s(c"+7")), Ok(7));
+        assert_eq!(parse_uint::<u8>(&s(c"256")), Err(ERANGE));
+        assert_eq!(parse_uint::<u64>(&s(c"18446744073709551616")), Err(ERANGE));
+        assert_eq!(parse_uint::<u32>(&s(c"-1")), Err(EINVAL));
+        assert_eq!(parse_uint::<u32>(&s(c"1 2")), Err(EINVAL));
+        assert_eq!(parse_uint::<u32>(&s(c" 1")), Err(EINVAL));
+        assert_eq!(parse_uint::<u32>(&s(c"1\n\n")), Err(EINVAL));
+        assert_eq!(parse_uint::<u32>(&s(c"\n")), Err(EINVAL));
+        assert_eq!(parse_uint::<u32>(&s(c"0x")), Err(EINVAL));
+        assert_eq!(parse_uint::<u32>(&s(c"1s")), Err(EINVAL));
+        assert_eq!(parse_uint_in::<u32>(&s(c"5"), 1..=4), Err(ERANGE));
+        assert_eq!(parse_uint_in::<u32>(&s(c"4"), 1..=4), Ok(4));
     }
 
     #[test]
     fn signed_integers() {
-        assert_eq!(parse_int::<i32>(b"-42\n"), Ok(-42));
-        assert_eq!(parse_int::<i8>(b"-128"), Ok(-128));
-        assert_eq!(parse_int::<i8>(b"-129"), Err(ERANGE));
-        assert_eq!(parse_int::<i64>(b"-9223372036854775808"), Ok(i64::MIN));
-        assert_eq!(parse_int::<i64>(b"9223372036854775808"), Err(ERANGE));
-        assert_eq!(parse_int::<i32>(b"--1"), Err(EINVAL));
+        assert_eq!(parse_int::<i32>(&s(c"-42\n")), Ok(-42));
+        assert_eq!(parse_int::<i32>(&s(c"-0x2a")), Ok(-42));
+        assert_eq!(parse_int::<i8>(&s(c"-128")), Ok(-128));
+        assert_eq!(parse_int::<i8>(&s(c"-129")), Err(ERANGE));
+        assert_eq!(parse_int::<i64>(&s(c"-9223372036854775808")), Ok(i64::MIN));
+        assert_eq!(parse_int::<i64>(&s(c"9223372036854775808")), Err(ERANGE));
+        assert_eq!(parse_int::<i32>(&s(c"--1")), Err(EINVAL));
     }
 
     #[test]
     fn booleans_and_choices() {
-        assert_eq!(parse_bool(b"on\n"), Ok(true));
-        assert_eq!(parse_bool(b"0"), Ok(false));
-        assert_eq!(parse_bool(b"yes"), Err(EINVAL));
-        assert_eq!(match_choice(b"sfq\n", &["tbs", "vmcg", "sfq"]), Ok(2));
-        assert_eq!(match_choice(b"SFQ", &["tbs", "vmcg", "sfq"]), Err(EINVAL));
+        assert_eq!(parse_bool(&s(c"on\n")), Ok(true));
+        assert_eq!(parse_bool(&s(c"0")), Ok(false));
+        assert_eq!(parse_bool(&s(c"yes")), Err(EINVAL));
+        assert_eq!(match_choice(&s(c"sfq\n"), &["tbs", "vmcg", "sfq"]), Ok(2));
+        assert_eq!(
+            match_choice(&s(c"SFQ"), &["tbs", "vmcg", "sfq"]),
+            Err(EINVAL)
+        );
     }
 
     #[test]
@@ -630,6 +846,126 @@ mod tests {
         let long = [b'x'; PAGE_SIZE];
         let long = core::str::from_utf8(&long).map_err(|_| EINVAL)?;
         assert_eq!(buf.emit(fmt!("{long}")), Err(EFBIG));
+        Ok(())
+    }
+
+    struct Knobs {
+        level: AtomicU32,
+    }
+
+    enum Knob {
+        Level,
+        Double,
+    }
+
+    impl AttributeOperations for Knobs {
+        type Knob = Knob;
+
+        fn show(&self, knob: &Knob, buf: &mut Buffer<'_>) -> Result {
+            let level = self.level.load(Ordering::Relaxed);
+            match knob {
+                Knob::Level => buf.emit(fmt!("{level}\n")),
+                Knob::Double => buf.emit(fmt!("{}\n", 2 * level)),
+            }
+        }
+
+        fn store(&self, _knob: &Knob, input: &Input<'_>) -> Result {
+            let v = parse_uint_in::<u32>(input, 0..=10)?;
+            self.level.store(v, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    static FILES: AttributeGroup<Knobs, 2> = AttributeGroup::new(
+        &FILES,
+        [
+            Attribute::read_write(c"level", Knob::Level),
+            Attribute::read_only(c"double", Knob::Double),
+        ],
+    );
+
+    static NAMED: AttributeGroup<Knobs, 1> = AttributeGroup::named(
+        &NAMED,
+        c"sub",
+        [Attribute::read_only(c"double", Knob::Double)],
+    );
+
+    /// Whether `parent` (a kobject's directory) has an entry `name`.
+    ///
+    /// # Safety
+    ///
+    /// `parent` must be a live kernfs node.
+    unsafe fn has_entry(parent: *mut bindings::kernfs_node, name: &CStr) -> bool {
+        // SAFETY: `parent` is live; `name` is NUL-terminated; no namespace.
+        let kn = unsafe {
+            bindings::kernfs_find_and_get_ns(parent, name.as_char_ptr(), core::ptr::null())
+        };
+        if kn.is_null() {
+            return false;
+        }
+        // SAFETY: `kernfs_find_and_get_ns()` took a reference for us.
+        unsafe { bindings::kernfs_put(kn) };
+        true
+    }
+
+    /// Reads `attr` of `dir` through the directory's sysfs operations.
+    fn read(dir: &Dir<Knobs>, attr: &Attribute<Knobs>, page: &mut [u8; PAGE_SIZE]) -> isize {
+        page.fill(0);
+        // SAFETY: `dir` is a live directory of `Knobs`, `attr` one of its
+        // attributes, `page` a page nobody else uses.
+        unsafe { Inner::<Knobs>::show(dir.kobj(), attr.attr.get(), page.as_mut_ptr().cast()) }
+    }
+
+    /// Writes `input` to `attr` of `dir` through its sysfs operations.
+    fn write(dir: &Dir<Knobs>, attr: &Attribute<Knobs>, input: &CStr) -> isize {
+        let count = input.to_bytes().len();
+        // SAFETY: As in `read`; `input` has `count` bytes and a NUL after them.
+        unsafe { Inner::<Knobs>::store(dir.kobj(), attr.attr.get(), input.as_char_ptr(), count) }
+    }
+
+    #[test]
+    fn group_table_is_terminated() {
+        assert_eq!(FILES.ptrs.attrs[0], FILES.files[0].attr.get());
+        assert_eq!(FILES.ptrs.attrs[1], FILES.files[1].attr.get());
+        assert!(FILES.ptrs.end.is_null());
+        assert!(FILES.groups[1].is_null());
+    }
+
+    #[test]
+    fn files_exist_with_the_directory_and_dispatch_on_their_knob() -> Result {
+        let knobs = Knobs {
+            level: AtomicU32::new(3),
+        };
+        let dir = Dir::new(c"rust_kernel_sysfs", Parent::kernel()?, knobs, &FILES)?;
+        // SAFETY: `dir` keeps its kobject, and so its kernfs node, alive.
+        let sd = unsafe { (*dir.kobj()).sd };
+        // SAFETY: `sd` is live.
+        assert!(unsafe { has_entry(sd, c"level") && has_entry(sd, c"double") });
+
+        let mut page = KBox::new([0u8; PAGE_SIZE], GFP_KERNEL)?;
+        let [level, double] = FILES.files();
+        assert_eq!(read(&dir, level, &mut page), 2);
+        assert_eq!(&page[..2], b"3\n");
+        assert_eq!(write(&dir, level, c"7\n"), 2);
+        assert_eq!(read(&dir, double, &mut page), 3);
+        assert_eq!(&page[..3], b"14\n");
+        assert_eq!(write(&dir, level, c"11"), ERANGE.to_errno() as isize);
+        assert_eq!(write(&dir, level, c"x"), EINVAL.to_errno() as isize);
+        assert_eq!(write(&dir, double, c"1"), EIO.to_errno() as isize);
+        assert_eq!(dir.data().level.load(Ordering::Relaxed), 7);
+
+        let sub = Dir::new(
+            c"named",
+            dir.as_parent(),
+            Knobs {
+                level: AtomicU32::new(1),
+            },
+            &NAMED,
+        )?;
+        // SAFETY: `sub` keeps its kobject alive.
+        let sd = unsafe { (*sub.kobj()).sd };
+        // SAFETY: `sd` is live.
+        assert!(unsafe { has_entry(sd, c"sub") && !has_entry(sd, c"double") });
         Ok(())
     }
 }

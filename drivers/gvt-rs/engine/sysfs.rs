@@ -8,11 +8,15 @@
 //!   statistics.
 //!
 //! Documented in `Documentation/ABI/testing/sysfs-kernel-gvt_rs` and
-//! `sysfs-bus-mdev-devices-gvt_rs`. Stores parse strictly and change nothing
-//! on error.
+//! `sysfs-bus-mdev-devices-gvt_rs`. Each directory is one table,
+//! [`GPU_FILES`] and [`VGPU_FILES`]: a line per file with its name, its mode
+//! and the knob it shows; one `show` and one `store` per directory dispatch on
+//! the knob. Stores parse strictly and change nothing on error; ranges are
+//! checked where the values live, in the core.
 
 use super::{
     Engine,
+    Pool,
     VgpuId, //
 };
 use crate::gvt_core::{
@@ -21,17 +25,25 @@ use crate::gvt_core::{
         Tunable,
         VgpuStats, //
     },
-    slots::AllocatorKind, //
+    slots::{
+        AllocatorKind,
+        Tunables, //
+    },
+    Error as CoreError, //
 };
 use core::sync::atomic::Ordering;
 use kernel::{
+    fmt::Display,
     prelude::*,
     sync::Arc,
     sysfs::{
         self,
         Attribute,
+        AttributeGroup,
+        AttributeOperations,
         Buffer,
         Dir,
+        Input,
         Parent, //
     }, //
 };
@@ -50,24 +62,194 @@ pub struct VgpuDir {
     pub id: VgpuId,
 }
 
+/// What a file of a GPU's directory is.
+#[derive(Clone, Copy)]
+pub enum GpuKnob {
+    /// The scheduling policy, a choice list.
+    Policy,
+    /// A scheduler tunable (unit in the file name, range in the core).
+    Sched(Tunable),
+    /// The slot allocator, a choice list.
+    Allocator,
+    /// A tunable of the slot allocator.
+    Slots(SlotTunable),
+    /// Whether allocators may move placed vGPUs.
+    Relocation,
+    /// A read-only figure.
+    Stat(GpuStat),
+}
+
+/// A tunable of the slot allocator (`u32`, range checked by the pool).
+#[derive(Clone, Copy)]
+pub enum SlotTunable {
+    /// Utilization sample period, ms.
+    SamplePeriodMs,
+    /// Utilization window, ms.
+    UtilWindowMs,
+    /// Idle time after which a vGPU's slots may be shared, ms.
+    IdleThresholdMs,
+    /// Period of `cost`'s re-placement, ms.
+    ReplacePeriodMs,
+    /// `cost`'s penalty for moving a vGPU, percent of its slots.
+    MovePenaltyPct,
+}
+
+impl SlotTunable {
+    fn get(self, t: &Tunables) -> u32 {
+        match self {
+            Self::SamplePeriodMs => t.sample_period_ms(),
+            Self::UtilWindowMs => t.util_window_ms(),
+            Self::IdleThresholdMs => t.idle_threshold_ms(),
+            Self::ReplacePeriodMs => t.replace_period_ms(),
+            Self::MovePenaltyPct => t.move_penalty_pct(),
+        }
+    }
+
+    fn set(self, p: &mut Pool, v: u32) -> Result<(), CoreError> {
+        match self {
+            Self::SamplePeriodMs => p.set_sample_period_ms(v),
+            Self::UtilWindowMs => p.set_util_window_ms(v),
+            Self::IdleThresholdMs => p.set_idle_threshold_ms(v),
+            Self::ReplacePeriodMs => p.set_replace_period_ms(v),
+            Self::MovePenaltyPct => p.set_move_penalty_pct(v),
+        }
+    }
+}
+
+/// A read-only figure of a GPU.
+#[derive(Clone, Copy)]
+pub enum GpuStat {
+    /// VMCG's fairness lambda, ppm.
+    LambdaPpm,
+    /// Min/max share ratio, ppm.
+    MinMaxPpm,
+    /// Jain's fairness index, ppm.
+    JainPpm,
+    /// Active vGPUs in the fairness window.
+    Active,
+    /// Scheduling decisions.
+    Picks,
+    /// Switches to another vGPU.
+    Switches,
+    /// GPU time held back by the throttle, ns.
+    WithheldNs,
+    /// `vmcg` credit rounds.
+    Rounds,
+    /// Workloads on the engines.
+    Inflight,
+    /// Engines of the GPU.
+    Engines,
+    /// vGPUs of the GPU.
+    Vgpus,
+    /// Graphics memory slots.
+    Slots,
+    /// Slots shared by more than one vGPU.
+    SharedSlots,
+    /// GTT entries copied.
+    GttEntriesCopied,
+    /// Event counters.
+    Event(Event),
+    /// The running vGPU, or `idle`.
+    CurrentVgpu,
+    /// The vGPU co-scheduled with it, or `none`.
+    CoscheduleVgpu,
+}
+
+/// An event counter of a GPU.
+#[derive(Clone, Copy)]
+pub enum Event {
+    /// Workloads queued.
+    Queued,
+    /// Workloads dispatched.
+    Dispatched,
+    /// Workloads completed.
+    Completed,
+    /// Switches.
+    Switches,
+    /// Relocations.
+    Relocations,
+    /// GTT reloads.
+    GttReloads,
+}
+
+/// A scheduler tunable: read-write.
+const fn sched(name: &'static CStr, t: Tunable) -> Attribute<GpuDir> {
+    Attribute::read_write(name, GpuKnob::Sched(t))
+}
+
+/// A slot allocator tunable: read-write.
+const fn slots(name: &'static CStr, t: SlotTunable) -> Attribute<GpuDir> {
+    Attribute::read_write(name, GpuKnob::Slots(t))
+}
+
+/// A figure of the GPU: read-only.
+const fn gpu_stat(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
+    Attribute::read_only(name, GpuKnob::Stat(s))
+}
+
+/// Every file of a GPU's directory.
+pub static GPU_FILES: AttributeGroup<GpuDir, 50> = AttributeGroup::new(
+    &GPU_FILES,
+    [
+        Attribute::read_write(c"policy", GpuKnob::Policy),
+        sched(c"tbs_tick_us", Tunable::TbsTickUs),
+        sched(c"tbs_balance_ms", Tunable::TbsBalanceMs),
+        sched(c"tbs_stages", Tunable::TbsStages),
+        sched(c"tbs_start_boost_ms", Tunable::TbsStartBoostMs),
+        sched(c"slice_ceiling_us", Tunable::VmcgSliceCeilingUs),
+        sched(c"slice_min_us", Tunable::VmcgMinSliceUs),
+        sched(c"credit_pool", Tunable::VmcgCreditPool),
+        sched(c"dispatch_batch", Tunable::VmcgBatch),
+        sched(c"pcie_link_mbps", Tunable::VmcgLinkMbps),
+        sched(c"gm_total_mb", Tunable::VmcgGmTotalMb),
+        sched(c"sfq_slice_us", Tunable::SfqSliceUs),
+        sched(c"sfq_wake_keeps_debt", Tunable::SfqWakeMaxVf),
+        sched(c"sfq_wake_preempt", Tunable::SfqWakePreempt),
+        sched(c"throttle", Tunable::Throttle),
+        sched(c"throttle_factor_pct", Tunable::ThrottleFactorPct),
+        sched(c"fairness_window_ms", Tunable::WindowMs),
+        sched(c"idle_threshold_us", Tunable::IdleThresholdUs),
+        sched(c"interactive_calls", Tunable::InteractiveCalls),
+        sched(c"interactive_gap_us", Tunable::InteractiveGapUs),
+        sched(c"anticipate_us", Tunable::AnticipateUs),
+        Attribute::read_write(c"gm_allocator", GpuKnob::Allocator),
+        slots(c"gm_sample_period_ms", SlotTunable::SamplePeriodMs),
+        slots(c"gm_util_window_ms", SlotTunable::UtilWindowMs),
+        slots(c"gm_idle_threshold_ms", SlotTunable::IdleThresholdMs),
+        slots(c"gm_replace_period_ms", SlotTunable::ReplacePeriodMs),
+        slots(c"gm_move_penalty_pct", SlotTunable::MovePenaltyPct),
+        Attribute::read_write(c"gm_relocation", GpuKnob::Relocation),
+        gpu_stat(c"fairness_lambda_ppm", GpuStat::LambdaPpm),
+        gpu_stat(c"fairness_min_max_ppm", GpuStat::MinMaxPpm),
+        gpu_stat(c"fairness_jain_ppm", GpuStat::JainPpm),
+        gpu_stat(c"fairness_active", GpuStat::Active),
+        gpu_stat(c"picks", GpuStat::Picks),
+        gpu_stat(c"switches", GpuStat::Switches),
+        gpu_stat(c"withheld_ns", GpuStat::WithheldNs),
+        gpu_stat(c"vmcg_rounds", GpuStat::Rounds),
+        gpu_stat(c"inflight", GpuStat::Inflight),
+        gpu_stat(c"engines", GpuStat::Engines),
+        gpu_stat(c"vgpus", GpuStat::Vgpus),
+        gpu_stat(c"gm_slots", GpuStat::Slots),
+        gpu_stat(c"gm_shared_slots", GpuStat::SharedSlots),
+        gpu_stat(c"gtt_entries_copied", GpuStat::GttEntriesCopied),
+        gpu_stat(c"events_queued", GpuStat::Event(Event::Queued)),
+        gpu_stat(c"events_dispatched", GpuStat::Event(Event::Dispatched)),
+        gpu_stat(c"events_completed", GpuStat::Event(Event::Completed)),
+        gpu_stat(c"events_switches", GpuStat::Event(Event::Switches)),
+        gpu_stat(c"events_relocations", GpuStat::Event(Event::Relocations)),
+        gpu_stat(c"events_gtt_reloads", GpuStat::Event(Event::GttReloads)),
+        gpu_stat(c"current_vgpu", GpuStat::CurrentVgpu),
+        gpu_stat(c"coschedule_vgpu", GpuStat::CoscheduleVgpu),
+    ],
+);
+
 const POLICY_NAMES: [&str; 4] = [
     Policy::ALL[0].name(),
     Policy::ALL[1].name(),
     Policy::ALL[2].name(),
     Policy::ALL[3].name(),
 ];
-
-fn show_policy(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-    let cur = g.engine.policy();
-    let idx = Policy::ALL.iter().position(|p| *p == cur).unwrap_or(0);
-    buf.emit_choices(&POLICY_NAMES, idx)
-}
-
-fn store_policy(g: &GpuDir, input: &[u8]) -> Result {
-    let idx = sysfs::match_choice(input, &POLICY_NAMES)?;
-    let p = *Policy::ALL.get(idx).ok_or(EINVAL)?;
-    g.engine.set_policy(p)
-}
 
 const ALLOC_NAMES: [&str; 5] = [
     AllocatorKind::ALL[0].name(),
@@ -77,381 +259,103 @@ const ALLOC_NAMES: [&str; 5] = [
     AllocatorKind::ALL[4].name(),
 ];
 
-fn show_allocator(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-    let cur = g.engine.with_pool(|p| p.allocator());
-    let idx = AllocatorKind::ALL
-        .iter()
-        .position(|k| *k == cur)
-        .unwrap_or(0);
-    buf.emit_choices(&ALLOC_NAMES, idx)
+/// One value and a newline, the format of every numeric file.
+fn line(buf: &mut Buffer<'_>, v: impl Display) -> Result {
+    buf.emit(fmt!("{v}\n"))
 }
 
-fn store_allocator(g: &GpuDir, input: &[u8]) -> Result {
-    let idx = sysfs::match_choice(input, &ALLOC_NAMES)?;
-    let k = *AllocatorKind::ALL.get(idx).ok_or(EINVAL)?;
-    g.engine.with_pool_mut(|p| p.set_allocator(k))
-}
-
-macro_rules! tunable_attr {
-    ($attr:ident, $show:ident, $store:ident, $name:literal, $t:expr) => {
-        fn $show(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-            buf.emit(fmt!("{}\n", g.engine.tunable($t)))
-        }
-        fn $store(g: &GpuDir, input: &[u8]) -> Result {
-            let v = sysfs::parse_uint::<u64>(input)?;
-            g.engine.set_tunable($t, v)
-        }
-        static $attr: Attribute<GpuDir> = Attribute::read_write($name, $show, $store);
-    };
-}
-
-tunable_attr!(
-    T_TBS_TICK,
-    s_tbs_tick,
-    w_tbs_tick,
-    c"tbs_tick_us",
-    Tunable::TbsTickUs
-);
-tunable_attr!(
-    T_TBS_BAL,
-    s_tbs_bal,
-    w_tbs_bal,
-    c"tbs_balance_ms",
-    Tunable::TbsBalanceMs
-);
-tunable_attr!(
-    T_TBS_STG,
-    s_tbs_stg,
-    w_tbs_stg,
-    c"tbs_stages",
-    Tunable::TbsStages
-);
-tunable_attr!(
-    T_TBS_BOOST,
-    s_tbs_boost,
-    w_tbs_boost,
-    c"tbs_start_boost_ms",
-    Tunable::TbsStartBoostMs
-);
-tunable_attr!(
-    T_CEIL,
-    s_ceil,
-    w_ceil,
-    c"slice_ceiling_us",
-    Tunable::VmcgSliceCeilingUs
-);
-tunable_attr!(
-    T_MINS,
-    s_mins,
-    w_mins,
-    c"slice_min_us",
-    Tunable::VmcgMinSliceUs
-);
-tunable_attr!(
-    T_POOL,
-    s_pool,
-    w_pool,
-    c"credit_pool",
-    Tunable::VmcgCreditPool
-);
-tunable_attr!(
-    T_BATCH,
-    s_batch,
-    w_batch,
-    c"dispatch_batch",
-    Tunable::VmcgBatch
-);
-tunable_attr!(
-    T_LINK,
-    s_link,
-    w_link,
-    c"pcie_link_mbps",
-    Tunable::VmcgLinkMbps
-);
-tunable_attr!(T_GMT, s_gmt, w_gmt, c"gm_total_mb", Tunable::VmcgGmTotalMb);
-tunable_attr!(T_SFQS, s_sfqs, w_sfqs, c"sfq_slice_us", Tunable::SfqSliceUs);
-tunable_attr!(
-    T_WAKE,
-    s_wake,
-    w_wake,
-    c"sfq_wake_keeps_debt",
-    Tunable::SfqWakeMaxVf
-);
-tunable_attr!(
-    T_PREEMPT,
-    s_preempt,
-    w_preempt,
-    c"sfq_wake_preempt",
-    Tunable::SfqWakePreempt
-);
-tunable_attr!(T_THR, s_thr, w_thr, c"throttle", Tunable::Throttle);
-tunable_attr!(
-    T_THRF,
-    s_thrf,
-    w_thrf,
-    c"throttle_factor_pct",
-    Tunable::ThrottleFactorPct
-);
-tunable_attr!(
-    T_WIN,
-    s_win,
-    w_win,
-    c"fairness_window_ms",
-    Tunable::WindowMs
-);
-tunable_attr!(
-    T_IDLE,
-    s_idle,
-    w_idle,
-    c"idle_threshold_us",
-    Tunable::IdleThresholdUs
-);
-tunable_attr!(
-    T_ICALLS,
-    s_icalls,
-    w_icalls,
-    c"interactive_calls",
-    Tunable::InteractiveCalls
-);
-tunable_attr!(
-    T_IGAP,
-    s_igap,
-    w_igap,
-    c"interactive_gap_us",
-    Tunable::InteractiveGapUs
-);
-tunable_attr!(T_ANT, s_ant, w_ant, c"anticipate_us", Tunable::AnticipateUs);
-
-macro_rules! pool_attr {
-    ($attr:ident, $show:ident, $store:ident, $name:literal, $get:expr, $set:expr) => {
-        fn $show(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-            let v: u32 = g.engine.with_pool(|p| $get(p.tunables()));
-            buf.emit(fmt!("{}\n", v))
-        }
-        fn $store(g: &GpuDir, input: &[u8]) -> Result {
-            let v = sysfs::parse_uint::<u32>(input)?;
-            g.engine.with_pool_mut(|p| $set(p, v))
-        }
-        static $attr: Attribute<GpuDir> = Attribute::read_write($name, $show, $store);
-    };
-}
-
-use crate::gvt_core::slots::Tunables;
-type PoolT = super::Pool;
-
-pool_attr!(
-    P_SAMPLE,
-    s_psample,
-    w_psample,
-    c"gm_sample_period_ms",
-    |t: &Tunables| t.sample_period_ms(),
-    |p: &mut PoolT, v| p.set_sample_period_ms(v)
-);
-pool_attr!(
-    P_WINDOW,
-    s_pwin,
-    w_pwin,
-    c"gm_util_window_ms",
-    |t: &Tunables| t.util_window_ms(),
-    |p: &mut PoolT, v| p.set_util_window_ms(v)
-);
-pool_attr!(
-    P_IDLE,
-    s_pidle,
-    w_pidle,
-    c"gm_idle_threshold_ms",
-    |t: &Tunables| t.idle_threshold_ms(),
-    |p: &mut PoolT, v| p.set_idle_threshold_ms(v)
-);
-pool_attr!(
-    P_REPLACE,
-    s_prep,
-    w_prep,
-    c"gm_replace_period_ms",
-    |t: &Tunables| t.replace_period_ms(),
-    |p: &mut PoolT, v| p.set_replace_period_ms(v)
-);
-pool_attr!(
-    P_PENALTY,
-    s_ppen,
-    w_ppen,
-    c"gm_move_penalty_pct",
-    |t: &Tunables| t.move_penalty_pct(),
-    |p: &mut PoolT, v| p.set_move_penalty_pct(v)
-);
-
-fn show_reloc(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-    let on = g.engine.with_pool(|p| p.tunables().relocation());
-    buf.emit(fmt!("{}\n", u8::from(on)))
-}
-
-fn store_reloc(g: &GpuDir, input: &[u8]) -> Result {
-    g.engine.set_relocation(sysfs::parse_bool(input)?)
-}
-
-static P_RELOC: Attribute<GpuDir> =
-    Attribute::read_write(c"gm_relocation", show_reloc, store_reloc);
-
-macro_rules! gpu_ro {
-    ($attr:ident, $show:ident, $name:literal, |$g:ident| $val:expr) => {
-        fn $show($g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-            buf.emit(fmt!("{}\n", $val))
-        }
-        static $attr: Attribute<GpuDir> = Attribute::read_only($name, $show);
-    };
-}
-
-gpu_ro!(R_LAMBDA, s_lambda, c"fairness_lambda_ppm", |g| g
-    .engine
-    .fairness()
-    .lambda_ppm);
-gpu_ro!(R_MINMAX, s_minmax, c"fairness_min_max_ppm", |g| g
-    .engine
-    .fairness()
-    .min_max_ppm);
-gpu_ro!(R_JAIN, s_jain, c"fairness_jain_ppm", |g| g
-    .engine
-    .fairness()
-    .jain_ppm);
-gpu_ro!(R_ACTIVE, s_active, c"fairness_active", |g| g
-    .engine
-    .fairness()
-    .active);
-gpu_ro!(R_PICKS, s_picks, c"picks", |g| g.engine.gpu_stats().picks);
-gpu_ro!(R_SWITCHES, s_switches, c"switches", |g| g
-    .engine
-    .gpu_stats()
-    .switches);
-gpu_ro!(R_WITHHELD, s_withheld, c"withheld_ns", |g| g
-    .engine
-    .gpu_stats()
-    .withheld_ns);
-gpu_ro!(R_ROUNDS, s_rounds, c"vmcg_rounds", |g| g
-    .engine
-    .gpu_stats()
-    .rounds);
-gpu_ro!(R_INFLIGHT, s_inflight, c"inflight", |g| g
-    .engine
-    .gpu_stats()
-    .inflight);
-gpu_ro!(R_ENGINES, s_engines, c"engines", |g| g
-    .engine
-    .config()
-    .engines);
-gpu_ro!(R_VGPUS, s_vgpus, c"vgpus", |g| g.engine.vgpus());
-gpu_ro!(R_SLOTS, s_slots, c"gm_slots", |g| g
-    .engine
-    .with_pool(|p| p.slots()));
-gpu_ro!(R_SHARED, s_shared, c"gm_shared_slots", |g| g
-    .engine
-    .with_pool(|p| p.shared_slots()));
-gpu_ro!(R_COPIED, s_copied, c"gtt_entries_copied", |g| g
-    .engine
-    .with_pool(|p| p.totals().entries()));
-gpu_ro!(R_EVQ, s_evq, c"events_queued", |g| g
-    .engine
-    .counters
-    .queued
-    .load(Ordering::Relaxed));
-gpu_ro!(R_EVD, s_evd, c"events_dispatched", |g| g
-    .engine
-    .counters
-    .dispatched
-    .load(Ordering::Relaxed));
-gpu_ro!(R_EVC, s_evc, c"events_completed", |g| g
-    .engine
-    .counters
-    .completed
-    .load(Ordering::Relaxed));
-gpu_ro!(R_EVS, s_evs, c"events_switches", |g| g
-    .engine
-    .counters
-    .switches
-    .load(Ordering::Relaxed));
-gpu_ro!(R_EVR, s_evr, c"events_relocations", |g| g
-    .engine
-    .counters
-    .relocations
-    .load(Ordering::Relaxed));
-gpu_ro!(R_EVL, s_evl, c"events_gtt_reloads", |g| g
-    .engine
-    .counters
-    .reloads
-    .load(Ordering::Relaxed));
-
-fn show_current(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-    match g.engine.current() {
-        Some(id) => buf.emit(fmt!("{id}\n")),
-        None => buf.emit(fmt!("idle\n")),
+/// A vGPU id, or the word for none.
+fn vgpu_or(buf: &mut Buffer<'_>, id: Option<VgpuId>, none: &str) -> Result {
+    match id {
+        Some(id) => line(buf, id),
+        None => line(buf, none),
     }
 }
 
-static R_CURRENT: Attribute<GpuDir> = Attribute::read_only(c"current_vgpu", show_current);
-
-fn show_cosched(g: &GpuDir, buf: &mut Buffer<'_>) -> Result {
-    match g.engine.coschedule() {
-        Some(id) => buf.emit(fmt!("{id}\n")),
-        None => buf.emit(fmt!("none\n")),
+impl GpuStat {
+    fn show(self, e: &Engine, buf: &mut Buffer<'_>) -> Result {
+        match self {
+            Self::LambdaPpm => line(buf, e.fairness().lambda_ppm),
+            Self::MinMaxPpm => line(buf, e.fairness().min_max_ppm),
+            Self::JainPpm => line(buf, e.fairness().jain_ppm),
+            Self::Active => line(buf, e.fairness().active),
+            Self::Picks => line(buf, e.gpu_stats().picks),
+            Self::Switches => line(buf, e.gpu_stats().switches),
+            Self::WithheldNs => line(buf, e.gpu_stats().withheld_ns),
+            Self::Rounds => line(buf, e.gpu_stats().rounds),
+            Self::Inflight => line(buf, e.gpu_stats().inflight),
+            Self::Engines => line(buf, e.config().engines),
+            Self::Vgpus => line(buf, e.vgpus()),
+            Self::Slots => line(buf, e.with_pool(|p| p.slots())),
+            Self::SharedSlots => line(buf, e.with_pool(|p| p.shared_slots())),
+            Self::GttEntriesCopied => line(buf, e.with_pool(|p| p.totals().entries())),
+            Self::Event(ev) => {
+                let c = &e.counters;
+                let counter = match ev {
+                    Event::Queued => &c.queued,
+                    Event::Dispatched => &c.dispatched,
+                    Event::Completed => &c.completed,
+                    Event::Switches => &c.switches,
+                    Event::Relocations => &c.relocations,
+                    Event::GttReloads => &c.reloads,
+                };
+                line(buf, counter.load(Ordering::Relaxed))
+            }
+            Self::CurrentVgpu => vgpu_or(buf, e.current(), "idle"),
+            Self::CoscheduleVgpu => vgpu_or(buf, e.coschedule(), "none"),
+        }
     }
 }
 
-static R_COSCHED: Attribute<GpuDir> = Attribute::read_only(c"coschedule_vgpu", show_cosched);
-static A_POLICY: Attribute<GpuDir> = Attribute::read_write(c"policy", show_policy, store_policy);
-static A_ALLOC: Attribute<GpuDir> =
-    Attribute::read_write(c"gm_allocator", show_allocator, store_allocator);
+impl AttributeOperations for GpuDir {
+    type Knob = GpuKnob;
 
-static GPU_ATTRS: [&Attribute<GpuDir>; 50] = [
-    &A_POLICY,
-    &T_TBS_TICK,
-    &T_TBS_BAL,
-    &T_TBS_STG,
-    &T_TBS_BOOST,
-    &T_CEIL,
-    &T_MINS,
-    &T_POOL,
-    &T_BATCH,
-    &T_LINK,
-    &T_GMT,
-    &T_SFQS,
-    &T_WAKE,
-    &T_PREEMPT,
-    &T_THR,
-    &T_THRF,
-    &T_WIN,
-    &T_IDLE,
-    &T_ICALLS,
-    &T_IGAP,
-    &T_ANT,
-    &A_ALLOC,
-    &P_SAMPLE,
-    &P_WINDOW,
-    &P_IDLE,
-    &P_REPLACE,
-    &P_PENALTY,
-    &P_RELOC,
-    &R_LAMBDA,
-    &R_MINMAX,
-    &R_JAIN,
-    &R_ACTIVE,
-    &R_PICKS,
-    &R_SWITCHES,
-    &R_WITHHELD,
-    &R_ROUNDS,
-    &R_INFLIGHT,
-    &R_ENGINES,
-    &R_VGPUS,
-    &R_SLOTS,
-    &R_SHARED,
-    &R_COPIED,
-    &R_EVQ,
-    &R_EVD,
-    &R_EVC,
-    &R_EVS,
-    &R_EVR,
-    &R_EVL,
-    &R_CURRENT,
-    &R_COSCHED,
-];
+    fn show(&self, knob: &GpuKnob, buf: &mut Buffer<'_>) -> Result {
+        let e = &self.engine;
+        match *knob {
+            GpuKnob::Policy => {
+                let cur = e.policy();
+                let idx = Policy::ALL.iter().position(|p| *p == cur).unwrap_or(0);
+                buf.emit_choices(&POLICY_NAMES, idx)
+            }
+            GpuKnob::Sched(t) => line(buf, e.tunable(t)),
+            GpuKnob::Allocator => {
+                let cur = e.with_pool(|p| p.allocator());
+                let idx = AllocatorKind::ALL
+                    .iter()
+                    .position(|k| *k == cur)
+                    .unwrap_or(0);
+                buf.emit_choices(&ALLOC_NAMES, idx)
+            }
+            GpuKnob::Slots(t) => line(buf, e.with_pool(|p| t.get(p.tunables()))),
+            GpuKnob::Relocation => line(buf, u8::from(e.with_pool(|p| p.tunables().relocation()))),
+            GpuKnob::Stat(s) => s.show(e, buf),
+        }
+    }
+
+    fn store(&self, knob: &GpuKnob, input: &Input<'_>) -> Result {
+        let e = &self.engine;
+        match *knob {
+            GpuKnob::Policy => {
+                let idx = sysfs::match_choice(input, &POLICY_NAMES)?;
+                e.set_policy(*Policy::ALL.get(idx).ok_or(EINVAL)?)
+            }
+            GpuKnob::Sched(t) => e.set_tunable(t, sysfs::parse_uint(input)?),
+            GpuKnob::Allocator => {
+                let idx = sysfs::match_choice(input, &ALLOC_NAMES)?;
+                let k = *AllocatorKind::ALL.get(idx).ok_or(EINVAL)?;
+                e.with_pool_mut(|p| p.set_allocator(k))
+            }
+            GpuKnob::Slots(t) => {
+                let v = sysfs::parse_uint(input)?;
+                e.with_pool_mut(|p| t.set(p, v))
+            }
+            GpuKnob::Relocation => e.set_relocation(sysfs::parse_bool(input)?),
+            // Read-only: `sysfs` does not call `store` for these.
+            GpuKnob::Stat(_) => Err(EIO),
+        }
+    }
+}
 
 /// Creates `<parent>/<engine name>/` for a GPU.
 pub fn gpu_dir(parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
@@ -462,113 +366,231 @@ pub fn gpu_dir(parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
         GpuDir {
             engine: engine.clone(),
         },
-        &GPU_ATTRS,
+        &GPU_FILES,
     )
 }
 
 // ---- per vGPU ---------------------------------------------------------------
 
-fn stats(v: &VgpuDir) -> Result<VgpuStats> {
-    v.engine.vgpu_stats(v.id).ok_or(ENODEV)
+/// What a file of a vGPU's directory is.
+#[derive(Clone, Copy)]
+pub enum VgpuKnob {
+    /// The vGPU's id in its engine.
+    Id,
+    /// Its scheduling weight.
+    Weight,
+    /// The weight of its type.
+    TypeWeight,
+    /// Its PCI-E bandwidth, MB/s.
+    Bandwidth,
+    /// A scheduler statistic.
+    Stat(VgpuStat),
+    /// A figure of its graphics memory slots.
+    Slot(SlotStat),
 }
 
-macro_rules! vgpu_stat {
-    ($attr:ident, $show:ident, $name:literal, |$s:ident| $val:expr) => {
-        fn $show(v: &VgpuDir, buf: &mut Buffer<'_>) -> Result {
-            let $s = stats(v)?;
-            buf.emit(fmt!("{}\n", $val))
+/// A scheduler statistic of a vGPU (a field of [`VgpuStats`]).
+#[derive(Clone, Copy)]
+pub enum VgpuStat {
+    /// `busy_ns`.
+    BusyNs,
+    /// `share_ppm`.
+    SharePpm,
+    /// `credits`.
+    Credits,
+    /// `slice_ns`.
+    SliceNs,
+    /// `queue_depth`.
+    QueueDepth,
+    /// `inflight`.
+    Inflight,
+    /// `submitted`.
+    Submitted,
+    /// `dispatched`.
+    Dispatched,
+    /// `completed`.
+    Completed,
+    /// `latency_avg_ns`.
+    LatencyAvgNs,
+    /// `latency_max_ns`.
+    LatencyMaxNs,
+    /// `latency_p50_ns`.
+    LatencyP50Ns,
+    /// `latency_p99_ns`.
+    LatencyP99Ns,
+    /// `cpu_ns`.
+    CpuNs,
+    /// `bytes`.
+    Bytes,
+    /// `left_ts_ns`, signed.
+    TbsLeftNs,
+    /// `vtag_ns`.
+    SfqTagNs,
+    /// `request_ns`.
+    SfqRequestNs,
+    /// `interactive`, 0 or 1.
+    Interactive,
+    /// `round_trips`.
+    RoundTrips,
+    /// `sfq_charged_ns`: GPU time plus idle time held for the vGPU.
+    SfqChargedNs,
+    /// `anticipate_hits`.
+    AnticipateHits,
+    /// `anticipate_misses`.
+    AnticipateMisses,
+    /// `anticipate_held_ns`.
+    AnticipateHeldNs,
+    /// `started`, 0 or 1.
+    Started,
+    /// `gm_mb`.
+    GmMb,
+}
+
+/// A figure of a vGPU's graphics memory slots.
+#[derive(Clone, Copy)]
+pub enum SlotStat {
+    /// First slot.
+    Start,
+    /// Number of slots.
+    Count,
+    /// Whether the range is parked, 0 or 1.
+    Parked,
+    /// Switch-ins.
+    SwitchIns,
+    /// High GM slots copied.
+    SlotsCopied,
+    /// GTT entries copied.
+    GttEntriesCopied,
+    /// Relocations.
+    Relocations,
+}
+
+/// A scheduler statistic of the vGPU: read-only.
+const fn vgpu_stat(name: &'static CStr, s: VgpuStat) -> Attribute<VgpuDir> {
+    Attribute::read_only(name, VgpuKnob::Stat(s))
+}
+
+/// A figure of the vGPU's slots: read-only.
+const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
+    Attribute::read_only(name, VgpuKnob::Slot(s))
+}
+
+/// Every file of a vGPU's directory.
+pub static VGPU_FILES: AttributeGroup<VgpuDir, 37> = AttributeGroup::new(
+    &VGPU_FILES,
+    [
+        Attribute::read_only(c"vgpu_id", VgpuKnob::Id),
+        Attribute::read_write(c"weight", VgpuKnob::Weight),
+        Attribute::read_only(c"type_weight", VgpuKnob::TypeWeight),
+        Attribute::read_write(c"pcie_bw_mbps", VgpuKnob::Bandwidth),
+        vgpu_stat(c"busy_ns", VgpuStat::BusyNs),
+        vgpu_stat(c"share_ppm", VgpuStat::SharePpm),
+        vgpu_stat(c"credits", VgpuStat::Credits),
+        vgpu_stat(c"slice_ns", VgpuStat::SliceNs),
+        vgpu_stat(c"queue_depth", VgpuStat::QueueDepth),
+        vgpu_stat(c"inflight", VgpuStat::Inflight),
+        vgpu_stat(c"submitted", VgpuStat::Submitted),
+        vgpu_stat(c"dispatched", VgpuStat::Dispatched),
+        vgpu_stat(c"completed", VgpuStat::Completed),
+        vgpu_stat(c"latency_avg_ns", VgpuStat::LatencyAvgNs),
+        vgpu_stat(c"latency_max_ns", VgpuStat::LatencyMaxNs),
+        vgpu_stat(c"latency_p50_ns", VgpuStat::LatencyP50Ns),
+        vgpu_stat(c"latency_p99_ns", VgpuStat::LatencyP99Ns),
+        vgpu_stat(c"cpu_ns", VgpuStat::CpuNs),
+        vgpu_stat(c"bytes", VgpuStat::Bytes),
+        vgpu_stat(c"tbs_left_ns", VgpuStat::TbsLeftNs),
+        vgpu_stat(c"sfq_tag_ns", VgpuStat::SfqTagNs),
+        vgpu_stat(c"sfq_request_ns", VgpuStat::SfqRequestNs),
+        vgpu_stat(c"interactive", VgpuStat::Interactive),
+        vgpu_stat(c"round_trips", VgpuStat::RoundTrips),
+        vgpu_stat(c"sfq_charged_ns", VgpuStat::SfqChargedNs),
+        vgpu_stat(c"anticipate_hits", VgpuStat::AnticipateHits),
+        vgpu_stat(c"anticipate_misses", VgpuStat::AnticipateMisses),
+        vgpu_stat(c"anticipate_held_ns", VgpuStat::AnticipateHeldNs),
+        vgpu_stat(c"started", VgpuStat::Started),
+        vgpu_stat(c"gm_mb", VgpuStat::GmMb),
+        slot_stat(c"slot_start", SlotStat::Start),
+        slot_stat(c"slot_count", SlotStat::Count),
+        slot_stat(c"slot_parked", SlotStat::Parked),
+        slot_stat(c"switch_ins", SlotStat::SwitchIns),
+        slot_stat(c"slots_copied", SlotStat::SlotsCopied),
+        slot_stat(c"gtt_entries_copied", SlotStat::GttEntriesCopied),
+        slot_stat(c"relocations", SlotStat::Relocations),
+    ],
+);
+
+impl VgpuStat {
+    fn show(self, s: &VgpuStats, buf: &mut Buffer<'_>) -> Result {
+        match self {
+            Self::BusyNs => line(buf, s.busy_ns),
+            Self::SharePpm => line(buf, s.share_ppm),
+            Self::Credits => line(buf, s.credits),
+            Self::SliceNs => line(buf, s.slice_ns),
+            Self::QueueDepth => line(buf, s.queue_depth),
+            Self::Inflight => line(buf, s.inflight),
+            Self::Submitted => line(buf, s.submitted),
+            Self::Dispatched => line(buf, s.dispatched),
+            Self::Completed => line(buf, s.completed),
+            Self::LatencyAvgNs => line(buf, s.latency_avg_ns),
+            Self::LatencyMaxNs => line(buf, s.latency_max_ns),
+            Self::LatencyP50Ns => line(buf, s.latency_p50_ns),
+            Self::LatencyP99Ns => line(buf, s.latency_p99_ns),
+            Self::CpuNs => line(buf, s.cpu_ns),
+            Self::Bytes => line(buf, s.bytes),
+            Self::TbsLeftNs => line(buf, s.left_ts_ns),
+            Self::SfqTagNs => line(buf, s.vtag_ns),
+            Self::SfqRequestNs => line(buf, s.request_ns),
+            Self::Interactive => line(buf, u8::from(s.interactive)),
+            Self::RoundTrips => line(buf, s.round_trips),
+            Self::SfqChargedNs => line(buf, s.charged_ns),
+            Self::AnticipateHits => line(buf, s.anticipate_hits),
+            Self::AnticipateMisses => line(buf, s.anticipate_misses),
+            Self::AnticipateHeldNs => line(buf, s.anticipate_held_ns),
+            Self::Started => line(buf, u8::from(s.started)),
+            Self::GmMb => line(buf, s.gm_mb),
         }
-        static $attr: Attribute<VgpuDir> = Attribute::read_only($name, $show);
-    };
+    }
 }
 
-vgpu_stat!(V_BUSY, sv_busy, c"busy_ns", |s| s.busy_ns);
-vgpu_stat!(V_SHARE, sv_share, c"share_ppm", |s| s.share_ppm);
-vgpu_stat!(V_CREDITS, sv_credits, c"credits", |s| s.credits);
-vgpu_stat!(V_SLICE, sv_slice, c"slice_ns", |s| s.slice_ns);
-vgpu_stat!(V_QUEUE, sv_queue, c"queue_depth", |s| s.queue_depth);
-vgpu_stat!(V_INFL, sv_infl, c"inflight", |s| s.inflight);
-vgpu_stat!(V_SUB, sv_sub, c"submitted", |s| s.submitted);
-vgpu_stat!(V_DISP, sv_disp, c"dispatched", |s| s.dispatched);
-vgpu_stat!(V_COMP, sv_comp, c"completed", |s| s.completed);
-vgpu_stat!(V_LAVG, sv_lavg, c"latency_avg_ns", |s| s.latency_avg_ns);
-vgpu_stat!(V_LMAX, sv_lmax, c"latency_max_ns", |s| s.latency_max_ns);
-vgpu_stat!(V_LP50, sv_lp50, c"latency_p50_ns", |s| s.latency_p50_ns);
-vgpu_stat!(V_LP99, sv_lp99, c"latency_p99_ns", |s| s.latency_p99_ns);
-vgpu_stat!(V_CPU, sv_cpu, c"cpu_ns", |s| s.cpu_ns);
-vgpu_stat!(V_BYTES, sv_bytes, c"bytes", |s| s.bytes);
-vgpu_stat!(V_LEFT, sv_left, c"tbs_left_ns", |s| s.left_ts_ns);
-vgpu_stat!(V_VTAG, sv_vtag, c"sfq_tag_ns", |s| s.vtag_ns);
-vgpu_stat!(V_REQ, sv_req, c"sfq_request_ns", |s| s.request_ns);
-vgpu_stat!(V_IA, sv_ia, c"interactive", |s| u8::from(s.interactive));
-vgpu_stat!(V_TRIPS, sv_trips, c"round_trips", |s| s.round_trips);
-vgpu_stat!(V_CHARGED, sv_charged, c"sfq_charged_ns", |s| s.charged_ns);
-vgpu_stat!(V_AHITS, sv_ahits, c"anticipate_hits", |s| s.anticipate_hits);
-vgpu_stat!(V_AMISS, sv_amiss, c"anticipate_misses", |s| s
-    .anticipate_misses);
-vgpu_stat!(V_AHELD, sv_aheld, c"anticipate_held_ns", |s| s
-    .anticipate_held_ns);
-vgpu_stat!(V_STARTED, sv_started, c"started", |s| u8::from(s.started));
-vgpu_stat!(V_GM, sv_gm, c"gm_mb", |s| s.gm_mb);
+impl AttributeOperations for VgpuDir {
+    type Knob = VgpuKnob;
 
-fn show_id(v: &VgpuDir, buf: &mut Buffer<'_>) -> Result {
-    buf.emit(fmt!("{}\n", v.id))
-}
-
-fn show_weight(v: &VgpuDir, buf: &mut Buffer<'_>) -> Result {
-    buf.emit(fmt!("{}\n", stats(v)?.weight))
-}
-
-fn store_weight(v: &VgpuDir, input: &[u8]) -> Result {
-    let w = sysfs::parse_uint::<u32>(input)?;
-    v.engine.set_weight(v.id, w)
-}
-
-fn show_type_weight(v: &VgpuDir, buf: &mut Buffer<'_>) -> Result {
-    buf.emit(fmt!("{}\n", v.engine.type_weight(v.id).ok_or(ENODEV)?))
-}
-
-fn show_bw(v: &VgpuDir, buf: &mut Buffer<'_>) -> Result {
-    buf.emit(fmt!("{}\n", v.engine.bandwidth(v.id).ok_or(ENODEV)?))
-}
-
-fn store_bw(v: &VgpuDir, input: &[u8]) -> Result {
-    let mbps = sysfs::parse_uint::<u32>(input)?;
-    v.engine.set_bandwidth(v.id, mbps)
-}
-
-macro_rules! vgpu_slot {
-    ($attr:ident, $show:ident, $name:literal, |$p:ident, $c:ident| $val:expr) => {
-        fn $show(v: &VgpuDir, buf: &mut Buffer<'_>) -> Result {
-            let ($p, $c) = v.engine.vgpu_slots(v.id).ok_or(ENODEV)?;
-            let _ = (&$p, &$c);
-            buf.emit(fmt!("{}\n", $val))
+    fn show(&self, knob: &VgpuKnob, buf: &mut Buffer<'_>) -> Result {
+        let (e, id) = (&self.engine, self.id);
+        match *knob {
+            VgpuKnob::Id => line(buf, id),
+            VgpuKnob::Weight => line(buf, e.vgpu_stats(id).ok_or(ENODEV)?.weight),
+            VgpuKnob::TypeWeight => line(buf, e.type_weight(id).ok_or(ENODEV)?),
+            VgpuKnob::Bandwidth => line(buf, e.bandwidth(id).ok_or(ENODEV)?),
+            VgpuKnob::Stat(s) => s.show(&e.vgpu_stats(id).ok_or(ENODEV)?, buf),
+            VgpuKnob::Slot(s) => {
+                let (p, c) = e.vgpu_slots(id).ok_or(ENODEV)?;
+                match s {
+                    SlotStat::Start => line(buf, p.start),
+                    SlotStat::Count => line(buf, p.slots),
+                    SlotStat::Parked => line(buf, u8::from(p.parked)),
+                    SlotStat::SwitchIns => line(buf, c.switch_ins),
+                    SlotStat::SlotsCopied => line(buf, c.high_slots),
+                    SlotStat::GttEntriesCopied => line(buf, c.entries()),
+                    SlotStat::Relocations => line(buf, c.moves),
+                }
+            }
         }
-        static $attr: Attribute<VgpuDir> = Attribute::read_only($name, $show);
-    };
+    }
+
+    fn store(&self, knob: &VgpuKnob, input: &Input<'_>) -> Result {
+        match *knob {
+            VgpuKnob::Weight => self.engine.set_weight(self.id, sysfs::parse_uint(input)?),
+            VgpuKnob::Bandwidth => self
+                .engine
+                .set_bandwidth(self.id, sysfs::parse_uint(input)?),
+            // Read-only: `sysfs` does not call `store` for these.
+            _ => Err(EIO),
+        }
+    }
 }
-
-vgpu_slot!(V_SSTART, sv_sstart, c"slot_start", |p, c| p.start);
-vgpu_slot!(V_SCOUNT, sv_scount, c"slot_count", |p, c| p.slots);
-vgpu_slot!(V_SPARK, sv_spark, c"slot_parked", |p, c| u8::from(p.parked));
-vgpu_slot!(V_SWIN, sv_swin, c"switch_ins", |p, c| c.switch_ins);
-vgpu_slot!(V_SCOPY, sv_scopy, c"slots_copied", |p, c| c.high_slots);
-vgpu_slot!(V_ECOPY, sv_ecopy, c"gtt_entries_copied", |p, c| c.entries());
-vgpu_slot!(V_MOVES, sv_moves, c"relocations", |p, c| c.moves);
-
-static V_ID: Attribute<VgpuDir> = Attribute::read_only(c"vgpu_id", show_id);
-static V_WEIGHT: Attribute<VgpuDir> = Attribute::read_write(c"weight", show_weight, store_weight);
-static V_TW: Attribute<VgpuDir> = Attribute::read_only(c"type_weight", show_type_weight);
-static V_BW: Attribute<VgpuDir> = Attribute::read_write(c"pcie_bw_mbps", show_bw, store_bw);
-
-static VGPU_ATTRS: [&Attribute<VgpuDir>; 37] = [
-    &V_ID, &V_WEIGHT, &V_TW, &V_BW, &V_BUSY, &V_SHARE, &V_CREDITS, &V_SLICE, &V_QUEUE, &V_INFL,
-    &V_SUB, &V_DISP, &V_COMP, &V_LAVG, &V_LMAX, &V_LP50, &V_LP99, &V_CPU, &V_BYTES, &V_LEFT,
-    &V_VTAG, &V_REQ, &V_IA, &V_TRIPS, &V_CHARGED, &V_AHITS, &V_AMISS, &V_AHELD, &V_STARTED, &V_GM,
-    &V_SSTART, &V_SCOUNT, &V_SPARK, &V_SWIN, &V_SCOPY, &V_ECOPY, &V_MOVES,
-];
 
 /// Creates `<parent>/gvt_rs/` for a vGPU.
 pub fn vgpu_dir(parent: Parent<'_>, engine: Arc<Engine>, id: VgpuId) -> Result<Dir<VgpuDir>> {
-    Dir::new(c"gvt_rs", parent, VgpuDir { engine, id }, &VGPU_ATTRS)
+    Dir::new(c"gvt_rs", parent, VgpuDir { engine, id }, &VGPU_FILES)
 }
