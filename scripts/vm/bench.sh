@@ -119,6 +119,7 @@ frames() {
 	d=/sys/bus/mdev/devices/$l/gvt_rs
 	echo "$(cat "$d/latency_p50_ns") $(cat "$d/latency_p99_ns") $(cat "$d/latency_max_ns")" |
 		awk '{ printf "%d/%d/%d\n", $1 / 1000, $2 / 1000, $3 / 1000 }' >/tmp/bench_lat
+	echo "$(cat "$d/anticipate_hits")/$(cat "$d/anticipate_misses")" >/tmp/bench_ant
 	b1=
 	for b in $list; do b1="$b1 $(cat "/sys/bus/mdev/devices/$b/gvt_rs/busy_ns")"; done
 	wait
@@ -133,7 +134,7 @@ frames() {
 bench_frames() {
 	echo
 	echo "== interactive: a frame vGPU (1 ms per frame, 15 ms think) alone and beside 7 saturating ones (four 2 ms queued), 10 s each"
-	printf '  %-22s %10s %14s %11s %20s %24s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max" "wait p50/p99/max us"
+	printf '  %-22s %10s %14s %11s %20s %24s %16s\n' policy "fps alone" "fps beside 7" "% of alone" "neighbours min/max" "wait p50/p99/max us" "holds hit/miss"
 	for v in tbs vmcg sfq sfq-nopreempt eevdf eevdf+anticipate; do
 		echo "${v%%[-+]*}" >"$GPU/policy"
 		case $v in *-nopreempt) echo 0 ;; *) echo 1 ;; esac >"$GPU/sfq_wake_preempt"
@@ -141,8 +142,9 @@ bench_frames() {
 		case $v in *+anticipate) echo 2000 ;; *) echo 0 ;; esac >"$GPU/anticipate_us"
 		alone=$(frames 0)
 		beside=$(frames 7)
-		printf '  %-22s %10s %14s %11s %20s %24s\n' "$v" "$alone" "$beside" \
-			"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" "$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)"
+		printf '  %-22s %10s %14s %11s %20s %24s %16s\n' "$v" "$alone" "$beside" \
+			"$(awk -v a="$alone" -v b="$beside" 'BEGIN { if (a > 0) printf "%.1f", b / a * 100; else print "?" }')" \
+			"$(cat /tmp/bench_mm)" "$(cat /tmp/bench_lat)" "$(cat /tmp/bench_ant)"
 	done
 	echo 1 >"$GPU/sfq_wake_preempt"
 	echo 0 >"$GPU/anticipate_us"
