@@ -608,11 +608,11 @@ impl<T: AttributeOperations> Dir<T> {
         let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(boxed) });
         // SAFETY: `raw` is valid; `kobj` is a field of it.
         let kobj = unsafe { Opaque::cast_into(&raw const (*raw).kobj) };
-        // SAFETY: `kobj` is zeroed memory as `kobject_init_and_add()` requires;
-        // the type is static and, by the invariants of `AttributeGroup`, its
-        // callbacks and default group are those of `Inner<T>` and
-        // `Attribute<T>`s; `parent` is a live kobject, and the format string
-        // consumes exactly one NUL-terminated string argument.
+        // By the invariants of `AttributeGroup`, the static type's callbacks
+        // and default group are those of `Inner<T>` and `Attribute<T>`s.
+        // SAFETY: `kobj` is zeroed as `kobject_init_and_add()` requires, the
+        // type is static and matches (above), `parent` is a live kobject, and
+        // "%s" consumes exactly one NUL-terminated string argument.
         let ret = unsafe {
             bindings::kobject_init_and_add(
                 kobj,
