@@ -73,11 +73,8 @@ impl pci::Driver for SimPciDriver {
             shared.top.as_parent(),
             &shared.driver,
         )?;
-        dev_info!(
-            dev,
-            "gvt-rs: simulated GPU {} (mdev parent)\n",
-            dev.name().to_str().unwrap_or("?")
-        );
+        // dev_info!() names the driver and the device already.
+        dev_info!(dev, "simulated GPU, mdev parent\n");
         Ok(gpu)
     }
 }

@@ -14,13 +14,26 @@
 //! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
 
 use super::{
-    ring::{status_record, Desc, Fault, GuestRing, GUEST_PAGE},
+    ring::{
+        status_record,
+        Desc,
+        Fault,
+        GuestRing,
+        GUEST_PAGE, //
+    },
     vdev::Vgpu,
-    SimVgpu, Workload, ENGINES, MAX_DURATION_US, TYPES,
+    SimVgpu,
+    Workload,
+    ENGINES,
+    MAX_DURATION_US,
+    TYPES, //
 };
 // The device protocol, shared with the guest driver, names every register.
 use crate::protocol::*;
-use kernel::prelude::*;
+use kernel::{
+    bindings,
+    prelude::*, //
+};
 
 /// VFIO region index of BAR0.
 pub(super) const REGION_BAR0: u32 = 0;
@@ -32,21 +45,39 @@ pub(super) const CFG_SIZE: usize = 256;
 /// `IRQ_STATUS` bits that exist: the fault and one completion per engine.
 const IRQ_VALID: u32 = IRQ_FAULT | ((1 << ENGINES) - 1);
 
-// Configuration space layout.
-const CFG_COMMAND: usize = 0x04;
-const CFG_STATUS: usize = 0x06;
-const CFG_CAP_PTR: usize = 0x34;
-const CFG_INT_LINE: usize = 0x3c;
-const CFG_INT_PIN: usize = 0x3d;
+// Configuration space layout (`include/uapi/linux/pci_regs.h`).
+const CFG_VENDOR_ID: usize = bindings::PCI_VENDOR_ID as usize;
+const CFG_DEVICE_ID: usize = bindings::PCI_DEVICE_ID as usize;
+const CFG_COMMAND: usize = bindings::PCI_COMMAND as usize;
+const CFG_STATUS: usize = bindings::PCI_STATUS as usize;
+const CFG_CLASS_REVISION: usize = bindings::PCI_CLASS_REVISION as usize;
+const CFG_BAR0: usize = bindings::PCI_BASE_ADDRESS_0 as usize;
+const CFG_SUBSYSTEM_VENDOR_ID: usize = bindings::PCI_SUBSYSTEM_VENDOR_ID as usize;
+const CFG_SUBSYSTEM_ID: usize = bindings::PCI_SUBSYSTEM_ID as usize;
+const CFG_CAP_PTR: usize = bindings::PCI_CAPABILITY_LIST as usize;
+const CFG_INT_LINE: usize = bindings::PCI_INTERRUPT_LINE as usize;
+const CFG_INT_PIN: usize = bindings::PCI_INTERRUPT_PIN as usize;
+/// The MSI capability, the only one.
 const CFG_MSI: usize = 0x40;
-const CMD_MEMORY: u16 = 1 << 1;
-const CMD_MASTER: u16 = 1 << 2;
-const CMD_INTX_DISABLE: u16 = 1 << 10;
-const STATUS_INTX: u8 = 1 << 3;
-const STATUS_CAP_LIST: u8 = 1 << 4;
-const MSI_CAP_ID: u8 = 0x05;
+const CFG_MSI_FLAGS: usize = CFG_MSI + bindings::PCI_MSI_FLAGS as usize;
+const CFG_MSI_ADDRESS_LO: usize = CFG_MSI + bindings::PCI_MSI_ADDRESS_LO as usize;
+const CFG_MSI_ADDRESS_HI: usize = CFG_MSI + bindings::PCI_MSI_ADDRESS_HI as usize;
+const CFG_MSI_DATA: usize = CFG_MSI + bindings::PCI_MSI_DATA_64 as usize;
+const CMD_MEMORY: u16 = bindings::PCI_COMMAND_MEMORY as u16;
+const CMD_MASTER: u16 = bindings::PCI_COMMAND_MASTER as u16;
+const CMD_INTX_DISABLE: u16 = bindings::PCI_COMMAND_INTX_DISABLE as u16;
+/// The command bits software may change.
+const CMD_WRITABLE: u16 = CMD_MEMORY | CMD_MASTER | CMD_INTX_DISABLE;
+const STATUS_INTX: u8 = bindings::PCI_STATUS_INTERRUPT as u8;
+const STATUS_CAP_LIST: u8 = bindings::PCI_STATUS_CAP_LIST as u8;
+const MSI_CAP_ID: u8 = bindings::PCI_CAP_ID_MSI as u8;
 /// MSI message control: 64-bit addresses, one vector.
-const MSI_CTRL_64BIT: u8 = 1 << 7;
+const MSI_FLAGS_64BIT: u16 = bindings::PCI_MSI_FLAGS_64BIT as u16;
+const MSI_FLAGS_ENABLE: u16 = bindings::PCI_MSI_FLAGS_ENABLE as u16;
+/// Class code: display controller, other (`PCI_CLASS_DISPLAY_OTHER`).
+const CLASS_DISPLAY_OTHER: u32 = bindings::PCI_CLASS_DISPLAY_OTHER;
+/// BAR0: a 32-bit memory BAR of [`BAR0_SIZE`] bytes; the address bits.
+const BAR0_ADDRESS_MASK: u32 = !(BAR0_SIZE as u32 - 1);
 
 /// What the guest programmed into the device and the device's progress;
 /// a device reset returns all of it to power-on values.
@@ -119,52 +150,50 @@ impl Regs {
     }
 }
 
-fn put16(cfg: &mut [u8], off: usize, v: u16) {
-    if let Some(d) = cfg.get_mut(off..off + 2) {
-        d.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-fn put8(cfg: &mut [u8], off: usize, v: u8) {
-    if let Some(d) = cfg.get_mut(off) {
-        *d = v;
+fn put(cfg: &mut [u8], off: usize, bytes: &[u8]) {
+    if let Some(d) = cfg.get_mut(off..off + bytes.len()) {
+        d.copy_from_slice(bytes);
     }
 }
 
 /// Power-on configuration space of a vGPU of type `ty`.
 pub(super) fn init_config(cfg: &mut [u8; CFG_SIZE], ty: usize) {
-    put16(cfg, 0x00, PCI_VENDOR);
-    put16(cfg, 0x02, PCI_DEVICE);
-    put8(cfg, CFG_STATUS, STATUS_CAP_LIST);
-    // Revision 2 (the protocol), class 0x038000 (display controller, other).
-    if let Some(c) = cfg.get_mut(0x08..0x0c) {
-        c.copy_from_slice(&[PROTOCOL_VERSION as u8, 0x00, 0x80, 0x03]);
-    }
-    put16(cfg, 0x2c, PCI_VENDOR);
-    put16(cfg, 0x2e, u16::try_from(ty + 1).unwrap_or(0));
-    put8(cfg, CFG_CAP_PTR, CFG_MSI as u8);
-    put8(cfg, CFG_INT_PIN, 1);
+    put(cfg, CFG_VENDOR_ID, &PCI_VENDOR.to_le_bytes());
+    put(cfg, CFG_DEVICE_ID, &PCI_DEVICE.to_le_bytes());
+    put(cfg, CFG_STATUS, &[STATUS_CAP_LIST]);
+    // The revision is the protocol's version.
+    let class_revision = (CLASS_DISPLAY_OTHER << 16) | (PROTOCOL_VERSION & 0xff);
+    put(cfg, CFG_CLASS_REVISION, &class_revision.to_le_bytes());
+    put(cfg, CFG_SUBSYSTEM_VENDOR_ID, &PCI_VENDOR.to_le_bytes());
+    let subsystem = u16::try_from(ty + 1).unwrap_or(0);
+    put(cfg, CFG_SUBSYSTEM_ID, &subsystem.to_le_bytes());
+    put(cfg, CFG_CAP_PTR, &[CFG_MSI as u8]);
+    put(cfg, CFG_INT_PIN, &[1]);
     // MSI capability, the only one: next pointer 0.
-    put8(cfg, CFG_MSI, MSI_CAP_ID);
-    put8(cfg, CFG_MSI + 2, MSI_CTRL_64BIT);
+    put(cfg, CFG_MSI, &[MSI_CAP_ID]);
+    put(cfg, CFG_MSI_FLAGS, &MSI_FLAGS_64BIT.to_le_bytes());
+}
+
+/// Byte `at` of the little-endian register at `reg` of `N` bytes whose
+/// writable bits are `mask`; 0 outside it.
+fn mask_byte<const N: usize>(at: usize, reg: usize, mask: [u8; N]) -> u8 {
+    at.checked_sub(reg)
+        .and_then(|i| mask.get(i))
+        .copied()
+        .unwrap_or(0)
 }
 
 /// Write mask of configuration byte `at`: the bits software may change.
 fn cfg_write_mask(at: usize) -> u8 {
-    match at {
-        // Command: memory space, bus master; INTx disable (bit 10).
-        0x04 => (CMD_MEMORY | CMD_MASTER) as u8,
-        0x05 => (CMD_INTX_DISABLE >> 8) as u8,
-        // BAR0: a 4 KB 32-bit memory BAR (bits 31:12 are the address).
-        0x11 => 0xf0,
-        0x12 | 0x13 => 0xff,
-        x if x == CFG_INT_LINE => 0xff,
-        // MSI: enable bit; address (dword aligned) and data.
-        0x42 => 0x01,
-        0x44 => 0xfc,
-        0x45..=0x4d => 0xff,
-        _ => 0,
-    }
+    // Command: memory space, bus master, INTx disable; BAR0's address;
+    // the interrupt line; MSI: enable, address (dword aligned) and data.
+    mask_byte(at, CFG_COMMAND, CMD_WRITABLE.to_le_bytes())
+        | mask_byte(at, CFG_BAR0, BAR0_ADDRESS_MASK.to_le_bytes())
+        | mask_byte(at, CFG_INT_LINE, [0xff])
+        | mask_byte(at, CFG_MSI_FLAGS, MSI_FLAGS_ENABLE.to_le_bytes())
+        | mask_byte(at, CFG_MSI_ADDRESS_LO, (!3u32).to_le_bytes())
+        | mask_byte(at, CFG_MSI_ADDRESS_HI, [0xff; 4])
+        | mask_byte(at, CFG_MSI_DATA, [0xff; 2])
 }
 
 /// Size of VFIO region `index` (0: absent).
@@ -218,26 +247,46 @@ fn config_access(v: &SimVgpu, off: u64, data: &mut [u8], write: bool) -> Result 
     Ok(())
 }
 
+/// BAR0's 64-bit registers; all others are 32-bit.
+const REGS_64: [usize; 3] = [REG_BUSY_NS, REG_STATUS_PAGE, REG_GTT_DATA];
+/// BAR0's 32-bit registers outside the rings.
+const REGS_32: [usize; 16] = [
+    REG_ID,
+    REG_VERSION,
+    REG_ENGINES,
+    REG_VGPU_ID,
+    REG_STATUS,
+    REG_RING_MAX,
+    REG_SUBMITTED,
+    REG_COMPLETED,
+    REG_FAULT,
+    REG_MAX_DURATION,
+    REG_GM_LOW,
+    REG_GM_HIGH,
+    REG_IRQ_STATUS,
+    REG_IRQ_ENABLE,
+    REG_RESET,
+    REG_GTT_INDEX,
+];
+/// A ring's 32-bit registers (its base is 64-bit).
+const RING_REGS_32: [usize; 4] = [RING_SIZE, RING_CTL, RING_HEAD, RING_TAIL];
+
 /// The register containing BAR0 offset `off`: its offset and width.
 fn register_at(off: usize) -> Option<(usize, usize)> {
-    let rings_end = REG_RING0 + RING_STRIDE * ENGINES;
-    match off {
-        REG_BUSY_NS..=0x37 => Some((REG_BUSY_NS, 8)),
-        REG_STATUS_PAGE..=0x47 => Some((REG_STATUS_PAGE, 8)),
-        REG_GTT_DATA..=0x6f => Some((REG_GTT_DATA, 8)),
-        0x00..=0x2f | REG_IRQ_STATUS..=0x3f | REG_RESET..=0x4b | REG_GTT_INDEX..=0x63 => {
-            Some((off & !3, 4))
-        }
-        x if (REG_RING0..rings_end).contains(&x) => {
-            let rel = (x - REG_RING0) % RING_STRIDE;
-            let ring = x - rel;
-            match rel {
-                0..=7 => Some((ring + RING_BASE, 8)),
-                RING_SIZE..=0x17 => Some((ring + (rel & !3), 4)),
-                _ => None,
-            }
-        }
-        _ => None,
+    if let Some(&reg) = REGS_64.iter().find(|&&r| (r..r + 8).contains(&off)) {
+        return Some((reg, 8));
+    }
+    if REGS_32.contains(&(off & !3)) {
+        return Some((off & !3, 4));
+    }
+    let (e, field) = ring_of(off)?;
+    let ring = ring_reg(e, 0);
+    if (RING_BASE..RING_BASE + 8).contains(&field) {
+        Some((ring + RING_BASE, 8))
+    } else if RING_REGS_32.contains(&(field & !3)) {
+        Some((ring + (field & !3), 4))
+    } else {
+        None
     }
 }
 
@@ -524,4 +573,53 @@ pub(super) fn set_fault(v: &SimVgpu, r: &mut Regs, word: u32) {
         *e = e.wrapping_add(1);
     }
     raise(v, r, IRQ_FAULT);
+}
+
+#[kernel::macros::kunit_tests(gvt_rs_sim_regs)]
+mod tests {
+    use super::*;
+
+    /// The write mask of the `n`-byte configuration register at `reg`.
+    fn cfg_mask(reg: usize, n: usize) -> u32 {
+        (0..n).fold(0, |m, i| m | u32::from(cfg_write_mask(reg + i)) << (8 * i))
+    }
+
+    #[test]
+    fn every_register_has_its_width() {
+        for reg in REGS_32 {
+            assert_eq!(register_at(reg), Some((reg, 4)));
+            assert_eq!(register_at(reg + 3), Some((reg, 4)));
+        }
+        for reg in REGS_64 {
+            assert_eq!(register_at(reg + 7), Some((reg, 8)));
+        }
+        for e in 0..ENGINES {
+            let base = ring_reg(e, RING_BASE);
+            assert_eq!(register_at(base + 4), Some((base, 8)));
+            let tail = ring_reg(e, RING_TAIL);
+            assert_eq!(register_at(tail + 2), Some((tail, 4)));
+        }
+    }
+
+    #[test]
+    fn offsets_between_registers_are_refused() {
+        assert_eq!(register_at(REG_RESET + 4), None);
+        assert_eq!(register_at(REG_GTT_INDEX + 4), None);
+        assert_eq!(register_at(REG_GTT_DATA + 8), None);
+        assert_eq!(register_at(ring_reg(0, RING_TAIL) + 4), None);
+        assert_eq!(register_at(ring_reg(ENGINES, RING_BASE)), None);
+    }
+
+    #[test]
+    fn config_write_masks_are_those_of_pci_regs() {
+        assert_eq!(cfg_mask(CFG_VENDOR_ID, 4), 0);
+        assert_eq!(cfg_mask(CFG_COMMAND, 2), 0x0406);
+        assert_eq!(cfg_mask(CFG_STATUS, 2), 0);
+        assert_eq!(cfg_mask(CFG_BAR0, 4), 0xffff_f000);
+        assert_eq!(cfg_mask(CFG_INT_LINE, 2), 0x00ff);
+        assert_eq!(cfg_mask(CFG_MSI, 4), 0x0001_0000);
+        assert_eq!(cfg_mask(CFG_MSI_ADDRESS_LO, 4), 0xffff_fffc);
+        assert_eq!(cfg_mask(CFG_MSI_ADDRESS_HI, 4), 0xffff_ffff);
+        assert_eq!(cfg_mask(CFG_MSI_DATA, 4), 0x0000_ffff);
+    }
 }
