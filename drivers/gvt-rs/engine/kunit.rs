@@ -10,9 +10,12 @@
 #[kernel::macros::kunit_tests(gvt_rs_engine)]
 mod tests {
     use crate::engine::{
+        sysfs::{
+            GpuKnob,
+            GPU_FILES, //
+        },
         Engine,
         GpuConfig,
-        GvtgAnswer,
         Provider,
         VgpuId, //
     };
@@ -154,10 +157,17 @@ mod tests {
         Ok(())
     }
 
+    #[cfg(CONFIG_GVT_RS_I915)]
     #[test]
     fn gvtg_switch_protocol_drains_through_the_idle_vgpu() -> Result {
+        use crate::i915::switch::{
+            GvtgAnswer,
+            GvtgProtocol, //
+        };
+
         let p = recorder();
         let e = i915_engine(false)?;
+        let g = KBox::pin_init(GvtgProtocol::new(), GFP_KERNEL)?;
         e.set_policy(Policy::Sfq)?;
         // A 1 s turn: the test must not depend on how fast the VM runs.
         e.set_tunable(Tunable::SfqSliceUs, Tunable::SfqSliceUs.range().1)?;
@@ -165,18 +175,18 @@ mod tests {
         e.attach_vgpu(a)?;
         e.start(a)?;
         // Nothing queued: the idle vGPU (or nothing).
-        assert_ne!(e.gvtg_pick_next(&p, false), GvtgAnswer::Run(a));
-        let _ = e.gvtg_switched(true);
+        assert_ne!(g.pick_next(&e, &p, false), GvtgAnswer::Run(a));
+        assert!(!g.switched(true));
         // Work arrives: a runs.
         e.queued(a, 0, 0)?;
         e.queued(a, 1, 0)?;
         e.queued(a, 1, 0)?;
-        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Run(a));
+        assert_eq!(g.pick_next(&e, &p, false), GvtgAnswer::Run(a));
         // Its 2 slots were not resident: one run of them is loaded (the
         // i915 provider's `load_gtt` leaves that to GVT-g).
         assert_eq!(p.loads.load(Ordering::Relaxed), 1);
-        assert!(!e.gvtg_switched(false));
-        assert_eq!(e.gvtg_pick_next(&p, true), GvtgAnswer::Keep);
+        assert!(!g.switched(false));
+        assert_eq!(g.pick_next(&e, &p, true), GvtgAnswer::Keep);
         assert!(e.may_dispatch(a, 0));
         e.dispatched(a, 0, 0)?;
         // A reset discards one queued workload of engine 1.
@@ -186,14 +196,14 @@ mod tests {
         // and make no decision while the barrier is pending.
         e.stop_keeping_queued(a)?;
         assert!(!e.may_dispatch(a, 1));
-        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Idle);
-        assert_eq!(e.gvtg_pick_next(&p, true), GvtgAnswer::Keep);
+        assert_eq!(g.pick_next(&e, &p, false), GvtgAnswer::Idle);
+        assert_eq!(g.pick_next(&e, &p, true), GvtgAnswer::Keep);
         e.completed(a, 0, 500_000)?;
-        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Keep);
+        assert_eq!(g.pick_next(&e, &p, false), GvtgAnswer::Keep);
         // GVT-g switched to the idle vGPU: ask for a decision, which is
         // idle (a stopped).
-        assert!(e.gvtg_switched(true));
-        assert_eq!(e.gvtg_pick_next(&p, false), GvtgAnswer::Idle);
+        assert!(g.switched(true));
+        assert_eq!(g.pick_next(&e, &p, false), GvtgAnswer::Idle);
         assert_eq!(e.vgpu_stats(a).map(|s| s.completed), Some(1));
         // The kept workload is still counted until GVT-g discards it (at
         // destruction, one `cancelled` per queued workload).
@@ -220,5 +230,19 @@ mod tests {
         assert_eq!(EBUSY.to_errno(), -16);
         assert_eq!(ENOSPC.to_errno(), -28);
         assert_eq!(EEXIST.to_errno(), -17);
+    }
+
+    #[test]
+    fn every_tunable_has_exactly_one_sysfs_file() {
+        // The core names no tunable: the sysfs table is the only place its
+        // file is named, so each tunable must appear there once.
+        for t in Tunable::ALL {
+            let files = GPU_FILES
+                .files()
+                .iter()
+                .filter(|f| matches!(f.knob(), GpuKnob::Sched(k) if *k == t))
+                .count();
+            assert_eq!(files, 1);
+        }
     }
 }

@@ -41,12 +41,11 @@ use crate::gvt_core::{
     sched::{
         Fairness,
         GpuStats,
-        GvtgSwitch,
         Pick,
         Policy,
         Scheduler,
-        SwitchStep,
         Tunable,
+        TurnState,
         VgpuStats, //
     },
     slots::{
@@ -124,17 +123,6 @@ pub struct GpuConfig {
     pub relocate: bool,
 }
 
-/// A vGPU's decision for GVT-g's `pick_next()` ([`Engine::gvtg_pick_next`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GvtgAnswer {
-    /// Name nothing: the current vGPU goes on.
-    Keep,
-    /// Name the idle vGPU (nothing to run, or a drain barrier).
-    Idle,
-    /// Name this vGPU.
-    Run(VgpuId),
-}
-
 /// Actions the engine asks of a GPU provider.
 ///
 /// Called with the engine's locks held (see the module documentation): they
@@ -196,7 +184,6 @@ struct PolicyState {
     low_used_mb: u32,
     last_sample_ns: u64,
     last_cpu_ns: u64,
-    gvtg: GvtgSwitch,
 }
 
 struct SlotState {
@@ -304,7 +291,6 @@ impl Engine {
                 low_used_mb: 0,
                 last_sample_ns: 0,
                 last_cpu_ns: 0,
-                gvtg: GvtgSwitch::new(),
             }, "gvt_rs_policy"),
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
@@ -589,37 +575,19 @@ impl Engine {
         }
     }
 
-    /// GVT-g's `pick_next()`: the vGPU to name, following GVT-g's switch
-    /// protocol (`gvt_core::sched::GvtgSwitch`): a turn that ends with
-    /// work in flight names the idle vGPU so that the engines drain, and
-    /// the decision follows once they have ([`Engine::gvtg_switched`]).
-    pub fn gvtg_pick_next<P: Provider + ?Sized>(&self, p: &P, timer: bool) -> GvtgAnswer {
+    /// Where the running vGPU's turn stands, after the policy's periodic
+    /// work if `timer` (the provider's timer fired): for a provider whose
+    /// hardware switches vGPUs only once every engine drained, which must
+    /// then make the engines drain before it asks for a decision
+    /// ([`Engine::pick`]). GVT-g's protocol is built on it in the i915
+    /// provider.
+    pub fn turn_state(&self, timer: bool) -> TurnState {
         let now = self.now_ns();
-        let step = {
-            let mut st = self.policy.lock();
-            if timer {
-                st.sched.tick(now);
-            }
-            let PolicyState { sched, gvtg, .. } = &mut *st;
-            gvtg.step(sched, now)
-        };
-        match step {
-            SwitchStep::Keep => GvtgAnswer::Keep,
-            SwitchStep::Drain => GvtgAnswer::Idle,
-            SwitchStep::Pick => match self.pick(p) {
-                Ok(Some(id)) => GvtgAnswer::Run(id),
-                Ok(None) => GvtgAnswer::Idle,
-                // Work in flight after all (counts out of step): not now.
-                Err(_) => GvtgAnswer::Keep,
-            },
+        let mut st = self.policy.lock();
+        if timer {
+            st.sched.tick(now);
         }
-    }
-
-    /// GVT-g switched to the idle vGPU (`to_idle`) or to a vGPU. Returns
-    /// whether a drain barrier completed: the provider must then ask GVT-g
-    /// for a decision (`intel_gvt_request_schedule()`).
-    pub fn gvtg_switched(&self, to_idle: bool) -> bool {
-        self.policy.lock().gvtg.switched(to_idle)
+        st.sched.turn_state(now)
     }
 
     /// Called before each dispatch of `id`: whether its whole high-GM range

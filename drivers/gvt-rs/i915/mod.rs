@@ -17,8 +17,8 @@
 //!   reaches the scheduler (`init_vgpu`, under `sched_lock`):
 //!   [`Engine::place_vgpu`] and [`Engine::attach_vgpu`] are separate steps.
 //! * One current vGPU for all engines, switched once every engine drained:
-//!   `pick_next` follows [`Engine::gvtg_pick_next`] (the idle vGPU as a
-//!   drain barrier), `may_dispatch` ends a turn on time.
+//!   `pick_next` follows GVT-g's switch protocol ([`switch`]: the idle vGPU
+//!   as a drain barrier), `may_dispatch` ends a turn on time.
 //! * GVT-g swaps GGTT entries itself, per 64 MB chunk: `load_gtt` has
 //!   nothing to do. It cannot move a vGPU's range or share the aperture, so
 //!   the engine runs without relocation and with private low GM.
@@ -30,6 +30,8 @@
 //! GVT-g's ops table, its pointers and private data are handled by
 //! [`kernel::intel_gvt_policy`]; this provider implements its [`Policy`].
 
+pub(crate) mod switch;
+
 use crate::engine::{
     sysfs::{
         self as esysfs,
@@ -38,7 +40,6 @@ use crate::engine::{
     },
     Engine,
     GpuConfig,
-    GvtgAnswer,
     Provider,
     VgpuId,
     MAX_SLOTS,
@@ -74,6 +75,10 @@ use kernel::{
         Parent, //
     },
     warn_on, //
+};
+use switch::{
+    GvtgAnswer,
+    GvtgProtocol, //
 };
 
 /// i915 engine ids (`I915_NUM_ENGINES` is below this).
@@ -281,6 +286,9 @@ pub(crate) struct I915Gpu {
     /// vGPUs by engine id. Innermost lock: taken under the engine's.
     #[pin]
     vgpus: Mutex<[Option<Entry>; MAX_VGPUS]>,
+    /// GVT-g's switch state.
+    #[pin]
+    gvtg: GvtgProtocol,
     /// Asks GVT-g for a decision at the engine's next deadline.
     timer: Arc<Timer<ScheduleRequest>>,
     _dir: Dir<GpuDir>,
@@ -352,6 +360,7 @@ impl I915Gpu {
                 engine_index,
                 pool_start,
                 vgpus <- new_mutex!([const { None }; MAX_VGPUS], "gvt_rs_i915_vgpus"),
+                gvtg <- GvtgProtocol::new(),
                 timer,
                 _dir: dir,
             }),
@@ -545,8 +554,8 @@ impl I915Gpu {
     /// deadline.
     fn pick_next(&self, timer: bool, locked: &SchedLocked<'_, I915Policy>) -> Pick<I915Policy> {
         let answer = self
-            .engine
-            .gvtg_pick_next(&Picking { gpu: self, locked }, timer);
+            .gvtg
+            .pick_next(&self.engine, &Picking { gpu: self, locked }, timer);
         self.arm_timer();
         match answer {
             GvtgAnswer::Keep => Pick::Keep,
@@ -560,7 +569,7 @@ impl I915Gpu {
 
     /// `switched`: the engines drained and the switch happened.
     fn switched(&self, gvt: &Gvt, to_idle: bool) {
-        if self.engine.gvtg_switched(to_idle) {
+        if self.gvtg.switched(to_idle) {
             gvt.request_schedule();
         }
     }

@@ -257,7 +257,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         .expect("throttle");
     for &(t, v) in &cfg.tunables {
         s.set_tunable(t, v, 0)
-            .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", t.name()));
+            .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", super::tunables::name(t)));
     }
     let mut rng = Rng(cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut vms: Vec<Vm> = specs

@@ -6,3 +6,4 @@ pub mod engine;
 pub mod plot;
 pub mod report;
 pub mod scenarios;
+pub mod tunables;

@@ -927,7 +927,7 @@ pub fn mixes(base: &Config) -> String {
 /// `--set` parsing helper: `name=value`.
 pub fn parse_set(s: &str) -> Result<(Tunable, u64), String> {
     let (k, v) = s.split_once('=').ok_or("expected name=value")?;
-    let t = Tunable::from_name(k).ok_or_else(|| format!("unknown tunable {k}"))?;
+    let t = super::tunables::by_name(k).ok_or_else(|| format!("unknown tunable {k}"))?;
     let v = v.parse::<u64>().map_err(|e| format!("{k}: {e}"))?;
     Ok((t, v))
 }

@@ -37,3 +37,16 @@ pub enum SwitchStep {
     /// the engines drain, then ask again.
     Drain,
 }
+
+/// Where the running vGPU's turn stands
+/// ([`Scheduler::turn_state`](super::Scheduler::turn_state)): what a
+/// provider that switches vGPUs only once the engines drained needs to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnState {
+    /// What to do now, as [`Scheduler::switch_step`](super::Scheduler::switch_step).
+    pub step: SwitchStep,
+    /// Whether a vGPU is in its turn.
+    pub running: bool,
+    /// Workloads executing on the GPU.
+    pub inflight: u32,
+}

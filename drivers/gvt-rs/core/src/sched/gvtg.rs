@@ -11,7 +11,12 @@
 //! policy decides once the barrier was switched to, and while it is pending
 //! no decision is made (GVT-g would drop it).
 
-use super::{Scheduler, SwitchStep};
+#[cfg(doc)]
+use super::Scheduler;
+use super::{
+    SwitchStep,
+    TurnState, //
+};
 
 /// The policy's view of GVT-g's switch state, for one GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,19 +42,19 @@ impl GvtgSwitch {
         }
     }
 
-    /// GVT-g asks `pick_next()`: what to do. [`SwitchStep::Pick`]: call
-    /// [`Scheduler::pick`] (through the engine) and name its choice;
+    /// GVT-g asks `pick_next()` while the scheduler's turn stands at
+    /// `turn` ([`Scheduler::turn_state`]): what to do.
+    /// [`SwitchStep::Pick`]: call [`Scheduler::pick`] and name its choice;
     /// [`SwitchStep::Drain`]: name the idle vGPU; [`SwitchStep::Keep`]:
     /// name nothing.
-    pub fn step<const N: usize>(&mut self, s: &Scheduler<N>, now: u64) -> SwitchStep {
+    pub fn step(&mut self, turn: TurnState) -> SwitchStep {
         if self.draining {
             return SwitchStep::Keep;
         }
-        let inflight = s.gpu_stats().inflight;
-        let step = match s.switch_step(now) {
+        let step = match turn.step {
             // GVT-g idles while the scheduler has a vGPU in its turn (after
             // a drain): decide now, or the GPU stays idle.
-            SwitchStep::Keep if self.on_idle && s.current().is_some() && inflight == 0 => {
+            SwitchStep::Keep if self.on_idle && turn.running && turn.inflight == 0 => {
                 SwitchStep::Pick
             }
             other => other,

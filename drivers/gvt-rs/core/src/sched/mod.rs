@@ -80,7 +80,8 @@ use super::{
 use bitmap::BITS;
 pub use decision::{
     Pick,
-    SwitchStep, //
+    SwitchStep,
+    TurnState, //
 };
 pub use gvtg::GvtgSwitch;
 pub use lathist::LAT_BUCKETS;

@@ -23,6 +23,7 @@ use super::{
     Policy,
     SwitchStep,
     Tunable,
+    TurnState,
     VgpuId,
     MAX_ENGINES,
     MAX_VGPUS,
@@ -719,6 +720,15 @@ impl<const N: usize> Scheduler<N> {
     /// The running vGPU, if any.
     pub fn current(&self) -> Option<VgpuId> {
         self.current.and_then(id_of)
+    }
+
+    /// Where the running vGPU's turn stands at `now`.
+    pub fn turn_state(&self, now: u64) -> TurnState {
+        TurnState {
+            step: self.switch_step(now),
+            running: self.current().is_some(),
+            inflight: self.inflight,
+        }
     }
 }
 

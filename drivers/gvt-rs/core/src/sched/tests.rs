@@ -716,7 +716,6 @@ fn errors_change_nothing() {
     assert_eq!(s.set_weight(1, 0), Err(Error::OutOfRange));
     assert_eq!(s.stats(1).unwrap().weight, 5);
     for t in Tunable::ALL {
-        assert_eq!(Tunable::from_name(t.name()), Some(t));
         let (lo, hi) = t.range();
         assert!(lo <= t.default_value() && t.default_value() <= hi, "{t:?}");
     }
@@ -1150,7 +1149,6 @@ fn frame_beside<const N: usize>(n: usize, ant: u64) -> Sim<N> {
 
 #[test]
 fn anticipation_is_off_by_default() {
-    assert_eq!(Tunable::AnticipateUs.name(), "anticipate_us");
     assert_eq!(Tunable::AnticipateUs.default_value(), 0);
     assert_eq!(Tunable::AnticipateUs.range(), (0, 10_000));
     let s = Scheduler::<4>::new();

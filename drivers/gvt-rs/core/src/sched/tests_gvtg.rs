@@ -121,7 +121,7 @@ impl<const N: usize> Gvt<N> {
         if timer {
             self.s.tick(self.now);
         }
-        match self.sw.step(&self.s, self.now) {
+        match self.sw.step(self.s.turn_state(self.now)) {
             SwitchStep::Keep => None,
             SwitchStep::Drain => Some(V::Idle),
             SwitchStep::Pick => match self.s.pick(self.now).unwrap() {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Run-time tunables of a GPU's scheduler: names, ranges, defaults.
+//! Run-time tunables of a GPU's scheduler: ranges and defaults (the sysfs
+//! file names are the engine's, `engine/sysfs.rs`).
 
 use super::Error;
 
@@ -81,37 +82,6 @@ impl Tunable {
         Tunable::InteractiveGapUs,
         Tunable::AnticipateUs,
     ];
-
-    /// sysfs file name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Tunable::TbsTickUs => "tbs_tick_us",
-            Tunable::TbsBalanceMs => "tbs_balance_ms",
-            Tunable::TbsStages => "tbs_stages",
-            Tunable::TbsStartBoostMs => "tbs_start_boost_ms",
-            Tunable::VmcgSliceCeilingUs => "slice_ceiling_us",
-            Tunable::VmcgMinSliceUs => "slice_min_us",
-            Tunable::VmcgCreditPool => "credit_pool",
-            Tunable::VmcgBatch => "dispatch_batch",
-            Tunable::VmcgLinkMbps => "pcie_link_mbps",
-            Tunable::VmcgGmTotalMb => "gm_total_mb",
-            Tunable::SfqSliceUs => "sfq_slice_us",
-            Tunable::SfqWakeMaxVf => "sfq_wake_keeps_debt",
-            Tunable::SfqWakePreempt => "sfq_wake_preempt",
-            Tunable::Throttle => "throttle",
-            Tunable::ThrottleFactorPct => "throttle_factor_pct",
-            Tunable::WindowMs => "fairness_window_ms",
-            Tunable::IdleThresholdUs => "idle_threshold_us",
-            Tunable::InteractiveCalls => "interactive_calls",
-            Tunable::InteractiveGapUs => "interactive_gap_us",
-            Tunable::AnticipateUs => "anticipate_us",
-        }
-    }
-
-    /// Parses a sysfs file name.
-    pub fn from_name(s: &str) -> Option<Tunable> {
-        Tunable::ALL.into_iter().find(|t| t.name() == s)
-    }
 
     /// Inclusive range of accepted values.
     pub const fn range(self) -> (u64, u64) {
