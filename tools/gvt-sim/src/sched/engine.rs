@@ -18,6 +18,7 @@
 //! (FairGV's Algorithms 3 and 4: wake the vCPU and make its CPU reschedule).
 
 use gvt_core::sched::{metrics, Fairness, Pick, Policy, Scheduler, Tunable};
+use gvt_core::testing::Rng;
 use gvt_core::VgpuId;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -233,17 +234,6 @@ struct Vm {
     cpu_ns: u64,
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// The core's id of the simulator's VM index `i`.
 fn vid(i: usize) -> VgpuId {
     VgpuId::try_from(i).expect("VM index fits an id")
@@ -259,7 +249,8 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         s.set_tunable(t, v, 0)
             .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", super::tunables::name(t)));
     }
-    let mut rng = Rng(cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    // Plain xorshift64: the published tables' jitter was drawn with it.
+    let mut rng = Rng::xorshift64(cfg.seed);
     let mut vms: Vec<Vm> = specs
         .iter()
         .map(|sp| Vm {
@@ -440,7 +431,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                         for _ in 0..blocks {
                             let j = if jitter_pct > 0 {
                                 let span = svc_ns * jitter_pct / 100;
-                                svc_ns - span + rng.next() % (2 * span + 1)
+                                rng.range(svc_ns - span, svc_ns + span)
                             } else {
                                 svc_ns
                             };

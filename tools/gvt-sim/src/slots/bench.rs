@@ -4,8 +4,8 @@
 //! number of vGPUs and slots (release build; wall-clock per call).
 
 use super::report::Table;
-use super::workload::Rng;
 use gvt_core::slots::{AllocatorKind, PoolConfig, SlotPool, ENTRIES_PER_SLOT};
+use gvt_core::testing::Rng;
 use std::hint::black_box;
 use std::time::Instant;
 

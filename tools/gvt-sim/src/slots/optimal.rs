@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn exact_search_matches_brute_force_and_bounds_hold() {
-        let mut rng = crate::slots::workload::Rng::new(99);
+        let mut rng = gvt_core::testing::Rng::new(99);
         for case in 0..12 {
             let m = 6 + rng.below(4) as u16;
             let n = 2 + rng.below(3) as usize;

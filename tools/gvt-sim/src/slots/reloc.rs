@@ -7,8 +7,9 @@
 use super::policy::{PolicyKind, Pool};
 use super::report::{ratio, reduction, Table};
 use super::sim::{simulate, SimCfg};
-use super::workload::{mixed_set, same_workload, Class, Rng, VmSpec, TABLE2};
+use super::workload::{mixed_set, same_workload, Class, VmSpec, TABLE2};
 use gvt_core::slots::{layout, AllocatorKind, PoolConfig, ENTRIES_PER_SLOT};
+use gvt_core::testing::Rng;
 
 /// Counts over random creation sequences.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,8 +5,9 @@
 //! the GTT copies of every switch.
 
 use super::policy::{make, PolicyKind, Pool};
-use super::workload::{Rng, VmSpec};
+use super::workload::{jitter, VmSpec};
 use gvt_core::slots::{AllocatorKind, CopyStats, PoolConfig, ENTRIES_PER_SLOT};
+use gvt_core::testing::Rng;
 
 /// Simulation parameters.
 #[derive(Clone, Copy, Debug)]
@@ -207,7 +208,7 @@ pub fn simulate(
                     let vm = &mut st[id];
                     vm.busy_window += svc;
                     let (_, think) = vm.spec.class.frame_ns();
-                    let th = rng.jitter(think);
+                    let th = jitter(&mut rng, think);
                     vm.cpu_ns += th;
                     vm.next_frame = Some(now + th);
                 }
@@ -217,7 +218,7 @@ pub fn simulate(
             if vm.next_frame.is_some_and(|a| a <= now) {
                 vm.next_frame = None;
                 let (work, _) = vm.spec.class.frame_ns();
-                vm.queue.push_back((now, rng.jitter(work)));
+                vm.queue.push_back((now, jitter(&mut rng, work)));
                 sched.queued(id, now);
             }
         }

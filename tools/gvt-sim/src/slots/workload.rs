@@ -7,46 +7,15 @@
 //! submits the next. The three classes stand for the paper's low, medium and
 //! high GPU-utilization workloads (lightsmark, firefox-asteroids,
 //! urbanterror); the same-workload experiments (nexuiz, Fig. 10a) use the
-//! high class. Every duration is jittered uniformly by +-25 %.
+//! high class. Every duration is jittered uniformly by +-25 %, with the
+//! core's shared test generator ([`Rng`], xorshift64*).
 
-/// Deterministic xorshift64* generator (no external crates).
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
+use gvt_core::testing::Rng;
 
-impl Rng {
-    /// A generator from a seed (0 is mapped to a fixed non-zero state).
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-
-    /// Next 64 random bits.
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    /// `base` jittered uniformly by +-25 %.
-    pub fn jitter(&mut self, base: u64) -> u64 {
-        let q = base / 4;
-        base - q + self.below(2 * q + 1)
-    }
-
-    /// Shuffles a slice (Fisher-Yates).
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            v.swap(i, j);
-        }
-    }
+/// `base` jittered uniformly by +-25 % (one draw of `rng`).
+pub fn jitter(rng: &mut Rng, base: u64) -> u64 {
+    let q = base / 4;
+    rng.range(base - q, base + q)
 }
 
 /// GPU-utilization class of a VM.
@@ -146,25 +115,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rng_is_deterministic_and_bounded() {
-        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
-        let xs: Vec<u64> = (0..8).map(|_| a.next()).collect();
-        assert_eq!(xs, (0..8).map(|_| b.next()).collect::<Vec<_>>());
-        assert_ne!(xs, (0..8).map(|_| Rng::new(8).next()).collect::<Vec<_>>());
-        // Seed 0 is usable (not stuck at zero).
-        assert_ne!(Rng::new(0).next(), 0);
+    fn jitter_is_bounded() {
         let mut r = Rng::new(3);
         for _ in 0..1000 {
-            assert!(r.below(5) < 5);
-            assert_eq!(r.below(0), 0);
-            let j = r.jitter(1000);
+            let j = jitter(&mut r, 1000);
             assert!((750..=1250).contains(&j), "jitter {j}");
         }
-        let mut v: Vec<u32> = (0..50).collect();
-        r.shuffle(&mut v);
-        assert_ne!(v, (0..50).collect::<Vec<_>>());
-        v.sort_unstable();
-        assert_eq!(v, (0..50).collect::<Vec<_>>());
+        assert_eq!(jitter(&mut r, 3), 3);
     }
 
     #[test]

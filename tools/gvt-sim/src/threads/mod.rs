@@ -27,26 +27,7 @@
 //! instead, since the cumulative form integrates an already cumulative
 //! error and collapses groups to 64 threads (`gvt-threads` variants).
 
-/// Deterministic xorshift64* (the same generator as the slot experiments).
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
-}
+use gvt_core::testing::Rng;
 
 /// A GPGPU task of one VM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -179,6 +179,7 @@ impl<const N: usize> IdHeap<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     #[test]
     fn ordered_pops_with_ties_and_wrap() {
@@ -208,11 +209,9 @@ mod tests {
     fn matches_linear_scan() {
         let mut h = IdHeap::<32>::new();
         let mut keys = [None::<u64>; 32];
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut r = Rng::new(0);
         for _ in 0..5000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = r.next_u64();
             let id = (x % 32) as usize;
             if x & 0x100 == 0 {
                 h.remove(id);

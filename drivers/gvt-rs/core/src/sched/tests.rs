@@ -7,6 +7,7 @@ extern crate std;
 
 use super::throttle::paper_rule_waits;
 use super::*;
+use crate::testing::Rng;
 
 /// A test's vGPU index (it also indexes the test's own tables) as an id.
 fn vid(i: usize) -> VgpuId {
@@ -769,25 +770,10 @@ fn policy_switch_mid_run() {
 
 // ---- properties --------------------------------------------------------------
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
-
 #[test]
 fn property_no_starvation_and_weighted_shares() {
     for seed in 1..=12u64 {
-        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut r = Rng::new(seed);
         let n = r.range(2, 8) as usize;
         let weights: Vec<u32> = (0..n).map(|_| r.range(1, 8) as u32).collect();
         let svcs: Vec<u64> = (0..n).map(|_| r.range(50, 3000) * US).collect();
@@ -838,7 +824,7 @@ fn property_random_events_never_break_invariants() {
     // Random joins, leaves, weights, queueing and policy switches: the
     // scheduler never returns inconsistent decisions and counters balance.
     for seed in 1..=20u64 {
-        let mut r = Rng(seed.wrapping_mul(0xd134_2543_de82_ef95) | 1);
+        let mut r = Rng::new(seed);
         let mut sim = Sim::<8>::new(Policy::ALL[(seed % 3) as usize]);
         sim.s.set_tunable(Tunable::Throttle, seed % 2, 0).unwrap();
         for i in 0..8 {
@@ -847,7 +833,7 @@ fn property_random_events_never_break_invariants() {
         for step in 0..400u64 {
             let t = sim.now + r.range(0, 3) * MS;
             let id = r.range(0, 7) as usize;
-            match r.next() % 10 {
+            match r.below(10) {
                 0 => {
                     sim.s.start(vid(id), sim.now).unwrap();
                 }
@@ -859,7 +845,7 @@ fn property_random_events_never_break_invariants() {
                 2 => sim.s.set_weight(vid(id), r.range(1, 100) as u32).unwrap(),
                 3 if step % 50 == 0 => {
                     sim.s
-                        .set_policy(Policy::ALL[(r.next() % 3) as usize], sim.now)
+                        .set_policy(Policy::ALL[r.below(3) as usize], sim.now)
                         .unwrap();
                 }
                 4 if sim.s.stats(vid(id)).unwrap().started => {
@@ -1019,7 +1005,7 @@ fn eevdf_chooses_as_sfq_when_requests_are_equal() {
     // Saturating vGPUs all ask for whole slices: eevdf's choice is sfq's,
     // pick for pick, whatever the weights and workload sizes.
     for seed in 1..=8u64 {
-        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut r = Rng::new(seed);
         let n = r.range(2, 8) as usize;
         let weights: Vec<u32> = (0..n).map(|_| r.range(1, 8) as u32).collect();
         let svcs: Vec<u64> = (0..n).map(|_| r.range(50, 9000) * US).collect();
@@ -1262,7 +1248,7 @@ fn property_anticipation_starves_nobody() {
     // they share what the frame vGPUs leave by weight, and every queued
     // workload is served when the load stops.
     for seed in 1..=8u64 {
-        let mut r = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+        let mut r = Rng::new(seed);
         let mut sim = Sim::<8>::new(Policy::Eevdf);
         sim.s
             .set_tunable(Tunable::AnticipateUs, r.range(100, 10_000), 0)
@@ -1285,7 +1271,7 @@ fn property_anticipation_starves_nobody() {
             t += 100 * MS;
             sim.run_until(t);
             // Jitter: a frame vGPU's next frame comes a little late.
-            if r.next() % 4 == 0 {
+            if r.below(4) == 0 {
                 if let Some(a) = sim.arrivals.iter_mut().find(|a| a.1 < nf) {
                     a.0 += r.range(0, 3000) * US;
                 }

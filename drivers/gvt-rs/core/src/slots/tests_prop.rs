@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Property tests: random event sequences against every allocator, with a
-//! small deterministic PRNG (no external crates).
+//! deterministic PRNG (`crate::testing::Rng`, no external crates).
 
 #![allow(
     clippy::indexing_slicing,
@@ -16,26 +16,10 @@ use std::vec::Vec;
 
 use super::layout::{self, Spec};
 use super::*;
+use crate::testing::Rng;
 
 /// One millisecond in ns, the unit of the pool's `now`.
 const MS: u64 = 1_000_000;
-
-/// xorshift64* — deterministic, good enough for test inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 const V: usize = 12;
 const M: usize = 32;
@@ -73,7 +57,7 @@ fn check_invariants(p: &Pool, kind: AllocatorKind) {
 }
 
 fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::new(seed);
     let m = 4 + r.below(M as u64 - 3) as u16;
     let mut p = Pool::new(PoolConfig {
         slots: m,
@@ -176,7 +160,7 @@ fn random_event_sequences_keep_invariants() {
 
 #[test]
 fn layout_functions_stay_inside_pool_and_unsplit() {
-    let mut r = Rng(12345);
+    let mut r = Rng::new(12345);
     for _ in 0..3000 {
         let m = 1 + r.below(64) as u16;
         let n = 1 + r.below(16) as usize;
@@ -218,7 +202,7 @@ fn layout_functions_stay_inside_pool_and_unsplit() {
 fn algorithm1_shares_only_at_the_anchor() {
     // Derived property: with K set, the shared slots are one run starting
     // at P_K, and V_0..V_{K-2} are exclusive.
-    let mut r = Rng(777);
+    let mut r = Rng::new(777);
     for _ in 0..2000 {
         let m = 2 + r.below(60) as u16;
         let n = 1 + r.below(12) as usize;
