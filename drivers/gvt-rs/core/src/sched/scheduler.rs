@@ -507,7 +507,9 @@ impl<const N: usize> Scheduler<N> {
         Ok(())
     }
 
-    /// A workload of `id` on `engine` completed, having used `gpu_ns` of GPU time.
+    /// A workload of `id` on `engine` completed, having used `gpu_ns` of GPU
+    /// time; it counts as contended GPU time if every other started vGPU has
+    /// work queued or in flight.
     pub fn completed(
         &mut self,
         id: VgpuId,
@@ -520,6 +522,7 @@ impl<const N: usize> Scheduler<N> {
         self.vg(id)?;
         self.roll(now);
         let calls = self.interactive_calls();
+        let contended = self.others_backlogged(id);
         let g = self.vg_mut(id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
         if c.inflight == 0 {
@@ -529,6 +532,9 @@ impl<const N: usize> Scheduler<N> {
         g.inflight = g.inflight.saturating_sub(1);
         g.completed = g.completed.saturating_add(1);
         g.busy_ns = g.busy_ns.saturating_add(gpu_ns);
+        if contended {
+            g.contended_ns = g.contended_ns.saturating_add(gpu_ns);
+        }
         g.win_busy_ns = g.win_busy_ns.saturating_add(gpu_ns);
         g.ia.served(gpu_ns, calls);
         let w = g.weight;
@@ -547,6 +553,19 @@ impl<const N: usize> Scheduler<N> {
         self.thr.charge(id, gpu_ns, w);
         self.note_withheld(now);
         Ok(())
+    }
+
+    /// Whether another vGPU is started and every other started vGPU has
+    /// work queued or in flight: then the GPU time `id` gets is the
+    /// policy's choice among competitors, not what the others left over.
+    fn others_backlogged(&self, id: usize) -> bool {
+        let mut others = self
+            .v
+            .iter()
+            .enumerate()
+            .filter(|&(j, g)| j != id && g.life == Life::Started)
+            .peekable();
+        others.peek().is_some() && others.all(|(_, g)| g.pending > 0 || g.inflight > 0)
     }
 
     /// A workload of `id` queued on `engine` was discarded before it was

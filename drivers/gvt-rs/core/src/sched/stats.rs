@@ -29,6 +29,10 @@ pub struct VgpuStats {
     pub gm_mb: u32,
     /// GPU time of completed workloads since creation, ns.
     pub busy_ns: u64,
+    /// The part of `busy_ns` that completed while every other started vGPU
+    /// had work queued or in flight (see `Scheduler::completed`), ns: with
+    /// competing vGPUs, what the policy divided among them.
+    pub contended_ns: u64,
     /// Share of the GPU time of the last fairness window, ppm.
     pub share_ppm: u32,
     /// Workloads queued and not yet dispatched, all engines.
@@ -157,6 +161,7 @@ impl<const N: usize> Scheduler<N> {
             weight: g.weight,
             gm_mb: g.gm_mb,
             busy_ns: g.busy_ns,
+            contended_ns: g.contended_ns,
             share_ppm: g.share_ppm,
             queue_depth: g.pending,
             inflight: g.inflight,

@@ -1324,3 +1324,37 @@ fn latency_percentiles_within_a_sixteenth() {
     assert_eq!(st.latency_p99_ns, 19_456 * US);
     assert_eq!(st.latency_p50_ns, 9_728 * US);
 }
+
+#[test]
+fn contended_time_counts_only_while_every_other_vgpu_has_work() {
+    let mut s = Scheduler::<4>::new();
+    let (a, b, c) = (vid(0), vid(1), vid(2));
+    for id in [a, b, c] {
+        s.create(id, 1, 0).unwrap();
+    }
+    s.start(a, 0).unwrap();
+    // Alone: nothing to contend with.
+    s.queued(a, 0, 0).unwrap();
+    s.dispatched(a, 0, 0, 0).unwrap();
+    s.completed(a, 0, 5 * MS, 5 * MS).unwrap();
+    // b started and idle: a's time is what b left over.
+    s.start(b, 5 * MS).unwrap();
+    s.queued(a, 0, 5 * MS).unwrap();
+    s.dispatched(a, 0, 5 * MS, 5 * MS).unwrap();
+    s.completed(a, 0, 3 * MS, 8 * MS).unwrap();
+    // b has work queued: contended.
+    s.queued(a, 0, 8 * MS).unwrap();
+    s.queued(b, 0, 8 * MS).unwrap();
+    s.dispatched(a, 0, 8 * MS, 8 * MS).unwrap();
+    s.completed(a, 0, 2 * MS, 10 * MS).unwrap();
+    // b's workload completes while a has nothing queued or in flight: not
+    // contended (c, created and never started, does not count).
+    s.dispatched(b, 0, 8 * MS, 10 * MS).unwrap();
+    s.completed(b, 0, 4 * MS, 14 * MS).unwrap();
+    let st = |id| s.stats(id).unwrap();
+    assert_eq!(st(a).busy_ns, 10 * MS);
+    assert_eq!(st(a).contended_ns, 2 * MS);
+    assert_eq!(st(b).busy_ns, 4 * MS);
+    assert_eq!(st(b).contended_ns, 0);
+    assert_eq!(st(c).contended_ns, 0);
+}

@@ -46,6 +46,9 @@ pub(crate) struct Vgpu {
     pub(crate) dispatched: u64,
     pub(crate) completed: u64,
     pub(crate) busy_ns: u64,
+    /// Part of `busy_ns` that completed while every other started vGPU had
+    /// work queued or in flight ([`Scheduler::completed`](super::Scheduler::completed)).
+    pub(crate) contended_ns: u64,
     pub(crate) lat_sum_ns: u64,
     pub(crate) lat_max_ns: u64,
     pub(crate) lat: LatHist,
@@ -80,6 +83,7 @@ impl Vgpu {
         dispatched: 0,
         completed: 0,
         busy_ns: 0,
+        contended_ns: 0,
         lat_sum_ns: 0,
         lat_max_ns: 0,
         lat: LatHist::EMPTY,
