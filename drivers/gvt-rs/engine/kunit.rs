@@ -20,10 +20,7 @@ mod tests {
         VgpuId, //
     };
     use crate::gvt_core::{
-        sched::{
-            Policy,
-            Tunable, //
-        },
+        sched::Tunable,
         slots::Move,
         Error as CoreError, //
     };
@@ -160,6 +157,7 @@ mod tests {
     #[cfg(CONFIG_GVT_RS_I915)]
     #[test]
     fn gvtg_switch_protocol_drains_through_the_idle_vgpu() -> Result {
+        use crate::gvt_core::sched::Policy;
         use crate::i915::switch::{
             GvtgAnswer,
             GvtgProtocol, //
