@@ -7,10 +7,9 @@
 # or closes and reopens it over and over, as a VMM restarting would. A
 # restart must not bring a fresh start boost or forgive time-slice debt
 # (upstream tbs did both: the steady vGPU fell to ~2% of the GPU). The
-# assertion is on GPU time the engine charged while both had work
-# (contended_ns), not on wall-clock rates: then a fair policy leaves the
-# steady vGPU at least half, however the load on the machine delays the
-# submissions of the guest processes.
+# assertion is on GPU time the engine charged (busy_ns), not on wall-clock
+# rates: the steady vGPU always has work queued and the neighbour is at
+# best as backlogged, so a fair policy leaves it at least half.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -20,8 +19,8 @@ check "gvt_rs ready" sim_ready
 
 RUN_S=6
 
-contended() {
-	cat "$(vgpu_attr "$1" contended_ns)"
+busy() {
+	cat "$(vgpu_attr "$1" busy_ns)"
 }
 
 # reopen_loop UUID SECONDS: opens, uses and closes the vGPU until the time
@@ -42,7 +41,7 @@ for policy in tbs vmcg sfq eevdf; do
 		ua=$(vgpu_create GVTg_V5_4)
 		ub=$(vgpu_create GVTg_V5_4)
 		guest "$ua" /tmp/restart_a.out -p compute -q 16 -t $((RUN_S + 1))
-		a0=$(contended "$ua") b0=$(contended "$ub")
+		a0=$(busy "$ua") b0=$(busy "$ub")
 		if [ $attack = reset ]; then
 			"$GVT_GUEST" -p reset -q 8 -t $RUN_S "$ub" >/tmp/restart_b.out 2>&1
 			how="resets=$(report_field /tmp/restart_b.out resets)"
@@ -50,7 +49,7 @@ for policy in tbs vmcg sfq eevdf; do
 			reopen_loop "$ub" $RUN_S
 			how="reopens=$(cat /tmp/restart_reopens)"
 		fi
-		a1=$(contended "$ua") b1=$(contended "$ub")
+		a1=$(busy "$ua") b1=$(busy "$ub")
 		wait
 		share=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) \
 			'BEGIN { t = a + b; printf "%.4f\n", t ? a / t : 0 }')
