@@ -949,8 +949,10 @@ fn issue187_withheld(policy: Policy) -> (u64, u64) {
 
 #[test]
 fn withheld_is_the_idle_time_a_policy_chose() {
-    // sfq and vmcg never idle the GPU for a vGPU that submits nothing.
+    // sfq, eevdf and vmcg never idle the GPU for a vGPU that submits
+    // nothing.
     assert_eq!(issue187_withheld(Policy::Sfq).0, 0);
+    assert_eq!(issue187_withheld(Policy::Eevdf).0, 0);
     assert_eq!(issue187_withheld(Policy::Vmcg).0, 0);
     // tbs gives the idle vGPU its turns: the busy one's loss is the time
     // withheld, to the 1 ms workloads cut by the period's edges.
