@@ -22,8 +22,12 @@ QEMU=/usr/bin/qemu-system-x86_64
 L2=/l2
 # Nested TCG is slow: generous bounds for what takes wall-clock time.
 BOOT_S=${GVT_RS_L2_BOOT_S:-900}
-# How long each guest computes. Both boot at once, so their runs overlap
-# for the share window unless one boot lags the other by over 40 s.
+# How long each guest computes. Each guest waits at @@L2_READY for a line
+# on its console (gvt_l2.go=1) and both get it at once, however far apart
+# their boots end. So the run of A, and its malformed ring right after,
+# fall inside that of B. (When each run began at the end of its own boot,
+# a boot of B that ended over 40 s before that of A left B with no work
+# when A failed: "the other vGPU keeps completing" failed so in CI.)
 RUN_A=60
 RUN_B=100
 
@@ -56,11 +60,13 @@ wait_for() {
 }
 
 # l2 NAME UUID KERNEL-ARGS [QEMU-ARGS]: starts an L2 guest on vGPU UUID
-# (/l2/qemu is scripts/vm/l2-qemu) and prints QEMU's pid.
+# (/l2/qemu is scripts/vm/l2-qemu) and prints QEMU's pid. Lines written to
+# the FIFO /tmp/NAME.in are typed on its console; the caller holds the
+# FIFO open.
 l2() {
 	rm -f "/tmp/$1.console" "/tmp/$1.err"
 	# shellcheck disable=SC2086 # KERNEL-ARGS are words
-	L2_QEMU_ARGS=${4:-} "$L2/qemu" "/tmp/$1.console" "$2" $3 \
+	L2_QEMU_ARGS=${4:-} L2_CONSOLE_IN=/tmp/$1.in "$L2/qemu" "/tmp/$1.console" "$2" $3 \
 		</dev/null >/dev/null 2>"/tmp/$1.err" &
 	echo $!
 }
@@ -91,9 +97,13 @@ ida=$(cat "$(vgpu_attr "$ua" vgpu_id)")
 # BAR accesses of A (each one a VM exit to QEMU and a VFIO region access) for
 # the MMIO-per-workload figure.
 load="-p,compute,-d,50000,-q,32"
-qa=$(l2 l2a "$ua" "gvt_l2.mod=unchecked_submit=1 gvt_l2.run=$load,-t,$RUN_A;-m,7,-x" \
+# Read-write opens of the FIFOs: writing to them never waits for a reader.
+rm -f /tmp/l2a.in /tmp/l2b.in
+mkfifo /tmp/l2a.in /tmp/l2b.in
+exec 3<>/tmp/l2a.in 4<>/tmp/l2b.in
+qa=$(l2 l2a "$ua" "gvt_l2.mod=unchecked_submit=1 gvt_l2.go=1 gvt_l2.run=$load,-t,$RUN_A;-m,7,-x" \
 	"-trace vfio_region_read -trace vfio_region_write -D /tmp/l2a.trace")
-qb=$(l2 l2b "$ub" "gvt_l2.run=$load,-t,$RUN_B gvt_l2.hold=300")
+qb=$(l2 l2b "$ub" "gvt_l2.go=1 gvt_l2.run=$load,-t,$RUN_B gvt_l2.hold=300")
 progress "two L2 guests started (QEMU pids $qa $qb)"
 
 ok=true
@@ -106,6 +116,13 @@ if ! $ok; then
 	done
 fi
 check "QEMU attaches both vGPUs and the guest drivers bind" $ok
+
+# Both runs start together.
+wait_for /tmp/l2a.console "@@L2_READY" 60 "$qa"
+wait_for /tmp/l2b.console "@@L2_READY" 60 "$qb"
+echo go >&3
+echo go >&4
+progress "both guests told to start their runs"
 
 # Shares of the GPU time the host charged while both had work, over the
 # whole run of A: before the run of B and after that of A, the other has
@@ -185,6 +202,8 @@ for q in $qa $qb; do
 	done
 	kill -0 "$q" 2>/dev/null && kill "$q"
 done
+exec 3>&- 4>&-
+rm -f /tmp/l2a.in /tmp/l2b.in /tmp/l2a.console.pipe.* /tmp/l2b.console.pipe.*
 for g in l2a l2b; do
 	sed "s/^/# qemu $g: /" /tmp/$g.err
 done
