@@ -2,8 +2,10 @@
 
 //! The provider-agnostic policy engine of one physical GPU.
 //!
-//! An [`Engine`] wraps the pure policy core (`gvt_core::sched::Scheduler` and
-//! `gvt_core::slots::SlotPool`) with the kernel's locks and clock, and is
+//! An [`Engine`] wraps the pure policy core (`gvt_core::sched::Scheduler`,
+//! `gvt_core::slots::SlotPool` and the engine logic that ties them to a
+//! provider, `gvt_core::engine`, which the host tests and `gvt-sim` run
+//! too) with the kernel's locks, clock, trace events and counters, and is
 //! driven by a GPU *provider* (the simulated GPU in `sim/`, or GVT-g through
 //! the i915 hook patch) through the contract described in
 //! `Documentation/gvt-rs/provider-contract.rst`:
@@ -30,18 +32,22 @@
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
 //! process context: hrtimer callbacks defer to a work item first. The slot
 //! allocators' periodic re-placement is planned under both (in
-//! [`Engine::pick`], see `Engine::sample`): a `cost` search holds them for
-//! up to about 1 ms once per re-placement period.
+//! [`Engine::pick`], see `VgpuTable::sample`): a `cost` search holds them
+//! for up to about 1 ms once per re-placement period.
 
 mod kunit;
 pub mod sysfs;
 mod trace;
 
 use crate::gvt_core::{
+    engine::{
+        ensure_resident,
+        Observer,
+        VgpuTable, //
+    },
     sched::{
         Fairness,
         GpuStats,
-        Pick,
         Policy,
         Scheduler,
         Tunable,
@@ -52,7 +58,6 @@ use crate::gvt_core::{
         AllocatorKind,
         CopyStats,
         Move,
-        Moves,
         Placement,
         PoolConfig,
         SlotPool, //
@@ -73,6 +78,11 @@ use kernel::{
         Monotonic, //
     },
     warn_on, //
+};
+
+pub use crate::gvt_core::engine::{
+    GpuConfig,
+    Provider, //
 };
 
 /// Most vGPUs per GPU (GVT-g allows 8; the sharing allocators fit more).
@@ -104,44 +114,6 @@ pub struct VgpuType {
     pub resolution: &'static str,
 }
 
-/// Fixed properties of the GPU a provider drives.
-#[derive(Clone, Copy)]
-pub struct GpuConfig {
-    /// Number of engines (at most `gvt_core::sched::MAX_ENGINES`).
-    pub engines: usize,
-    /// Low GM available to guests, MB (private per vGPU under `static`;
-    /// `u32::MAX` when the provider accounts low GM itself).
-    pub low_mb: u32,
-    /// High-GM slots available to guests (`1..=MAX_SLOTS`).
-    pub slots: u16,
-    /// GTT entries of the shared low-GM region under the sharing allocators
-    /// (0: the provider keeps low GM private to each vGPU).
-    pub low_shared_entries: u32,
-    /// Whether the provider can move a vGPU's high-GM range after creation
-    /// ([`Provider::relocate`]). GVT-g cannot: the guest learns its range
-    /// once. Without it, relocation stays off and cannot be turned on.
-    pub relocate: bool,
-}
-
-/// Actions the engine asks of a GPU provider.
-///
-/// Called with the engine's locks held (see the module documentation): they
-/// must not call back into the [`Engine`] and must not block on a workload.
-pub trait Provider: Sync {
-    /// Writes `vgpu`'s private GTT entries for high-GM slots
-    /// `[first_slot, first_slot + slots)` into the hardware GTT. The vGPU's
-    /// range starts at `vgpu_start`. Called with all engines drained, under
-    /// the slot lock.
-    fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16);
-    /// Writes `vgpu`'s entries of the shared low-GM region into the hardware
-    /// GTT (sharing allocators only).
-    fn load_low_gtt(&self, vgpu: VgpuId);
-    /// A vGPU's high-GM range moved (relocation by an allocator).
-    fn relocate(&self, m: &Move);
-    /// Cumulative CPU time of the VM that owns `vgpu` (all vCPUs), ns.
-    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64>;
-}
-
 /// Event counters of one GPU (debugfs-style, shown in sysfs `events`).
 #[derive(Default)]
 pub struct Counters {
@@ -167,23 +139,9 @@ impl Counters {
     }
 }
 
-struct Meta {
-    /// In the scheduler ([`Engine::attach_vgpu`]), not only placed.
-    attached: bool,
-    high_mb: u32,
-    type_weight: u32,
-    low_mb: u32,
-    charged_low: bool,
-    bw_mbps: u32,
-    last_busy_ns: u64,
-}
-
 struct PolicyState {
     sched: KBox<Sched>,
-    meta: [Option<Meta>; MAX_VGPUS],
-    low_used_mb: u32,
-    last_sample_ns: u64,
-    last_cpu_ns: u64,
+    table: VgpuTable<MAX_VGPUS>,
 }
 
 struct SlotState {
@@ -244,9 +202,6 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
     Ok(pool)
 }
 
-/// How often VM CPU time is sampled for `vmcg`.
-const CPU_SAMPLE_NS: u64 = 5_000_000;
-
 /// The policy engine of one GPU.
 #[pin_data]
 pub struct Engine {
@@ -287,10 +242,7 @@ impl Engine {
             base: Instant::now(),
             policy <- new_mutex!(PolicyState {
                 sched,
-                meta: [const { None }; MAX_VGPUS],
-                low_used_mb: 0,
-                last_sample_ns: 0,
-                last_cpu_ns: 0,
+                table: VgpuTable::new(),
             }, "gvt_rs_policy"),
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
@@ -311,15 +263,6 @@ impl Engine {
     /// The engine clock: monotonic ns since the engine was made.
     pub fn now_ns(&self) -> u64 {
         u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(0)
-    }
-
-    fn apply_moves<P: Provider + ?Sized, const V: usize>(&self, p: &P, moves: &Moves<V>) {
-        for m in moves.iter() {
-            self.layout_changed.store(true, Ordering::Release);
-            p.relocate(m);
-            trace::relocate(&self.name, m.id, m.from, m.to, m.slots);
-            Counters::bump(&self.counters.relocations, 1);
-        }
     }
 
     // ---- lifecycle events ------------------------------------------------
@@ -357,32 +300,15 @@ impl Engine {
         let now = self.now_ns();
         let mut guard = self.policy.lock();
         let st = &mut *guard;
-        // The table has one entry per id, in id order.
-        let (id, slot) = (0..)
-            .zip(st.meta.iter_mut())
-            .find(|(_, m)| m.is_none())
-            .ok_or(ENOSPC)?;
         let mut sl = self.slots.lock();
-        let charge_low = !sl.pool.allocator().shares();
-        let low_after = st.low_used_mb.checked_add(low_mb).ok_or(ENOSPC)?;
-        if charge_low && low_after > self.cfg.low_mb {
-            return Err(ENOSPC);
-        }
-        let created = sl.pool.create_mb(id, high_mb, now)?;
-        self.apply_moves(p, &created.moves);
-        if charge_low {
-            st.low_used_mb = low_after;
-        }
-        *slot = Some(Meta {
-            attached: false,
-            high_mb,
-            type_weight: weight,
-            low_mb,
-            charged_low: charge_low,
-            bw_mbps: 0,
-            last_busy_ns: 0,
-        });
-        Ok(id)
+        Ok(st.table.place(
+            &self.cfg,
+            &mut sl.pool,
+            p,
+            self,
+            (high_mb, low_mb, weight),
+            now,
+        )?)
     }
 
     /// A placed vGPU enters the scheduler, stopped, with its type's weight
@@ -390,14 +316,7 @@ impl Engine {
     pub fn attach_vgpu(&self, id: VgpuId) -> Result {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
-        let m = match st.meta.get_mut(usize::from(id)) {
-            Some(Some(m)) if !m.attached => m,
-            _ => return Err(EINVAL),
-        };
-        st.sched
-            .create(id, m.type_weight, m.low_mb.saturating_add(m.high_mb))?;
-        m.attached = true;
-        Ok(())
+        Ok(st.table.attach(&mut st.sched, id)?)
     }
 
     /// A stopped vGPU with nothing in flight leaves the scheduler (GVT-g:
@@ -406,13 +325,7 @@ impl Engine {
     pub fn detach_vgpu(&self, id: VgpuId) -> Result {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
-        let m = match st.meta.get_mut(usize::from(id)) {
-            Some(Some(m)) if m.attached => m,
-            _ => return Err(EINVAL),
-        };
-        st.sched.destroy(id)?;
-        m.attached = false;
-        Ok(())
+        Ok(st.table.detach(&mut st.sched, id)?)
     }
 
     /// Frees a detached vGPU's graphics memory and id (GVT-g: `free_high`).
@@ -420,21 +333,8 @@ impl Engine {
     pub fn unplace_vgpu<P: Provider + ?Sized>(&self, p: &P, id: VgpuId) -> Result {
         let now = self.now_ns();
         let mut st = self.policy.lock();
-        match st.meta.get(usize::from(id)) {
-            Some(Some(m)) if m.attached => return Err(EBUSY),
-            Some(Some(_)) => {}
-            _ => return Err(EINVAL),
-        }
-        let meta = st.meta.get_mut(usize::from(id)).and_then(Option::take);
-        if let Some(m) = meta {
-            if m.charged_low {
-                st.low_used_mb = st.low_used_mb.saturating_sub(m.low_mb);
-            }
-        }
         let mut sl = self.slots.lock();
-        let moves = sl.pool.destroy(id, now)?;
-        self.apply_moves(p, &moves);
-        Ok(())
+        Ok(st.table.unplace(&mut sl.pool, p, self, id, now)?)
     }
 
     /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
@@ -550,29 +450,10 @@ impl Engine {
     /// returns. `Ok(None)` is the idle vGPU; `EBUSY` if work is in flight.
     pub fn pick<P: Provider + ?Sized>(&self, p: &P) -> Result<Option<VgpuId>> {
         let now = self.now_ns();
-        let mut st = self.policy.lock();
-        self.sample(p, &mut st, now);
-        let prev = st.sched.current();
-        match st.sched.pick(now)? {
-            Pick::Idle => {
-                if prev.is_some() {
-                    trace::switch(&self.name, prev, None, 0);
-                }
-                Ok(None)
-            }
-            Pick::Run {
-                vgpu: id,
-                switched,
-                slice_ns,
-            } => {
-                if switched {
-                    trace::switch(&self.name, prev, Some(id), slice_ns);
-                    Counters::bump(&self.counters.switches, 1);
-                    self.switch_in(p, id, now);
-                }
-                Ok(Some(id))
-            }
-        }
+        let mut guard = self.policy.lock();
+        let st = &mut *guard;
+        let mut sl = self.slots.lock();
+        Ok(st.table.pick(&mut st.sched, &mut sl.pool, p, self, now)?)
     }
 
     /// Where the running vGPU's turn stands, after the policy's periodic
@@ -605,98 +486,11 @@ impl Engine {
             return true;
         }
         let mut sl = self.slots.lock();
-        if sl.pool.resident(id) {
-            return true;
-        }
-        if !drained {
-            self.layout_changed.store(true, Ordering::Release);
-            return false;
-        }
-        let Ok(plan) = sl.pool.reload(id) else {
-            return false;
-        };
-        self.apply_moves(p, plan.moves());
-        let (start, _) = plan.range();
-        for (first, n) in plan.copy_runs() {
-            p.load_gtt(id, start, first, n);
-        }
-        if plan.entries() > 0 {
-            trace::gtt_load(&self.name, id, plan.high_slots(), plan.entries());
-        }
-        Counters::bump(&self.counters.gtt_entries, plan.entries());
-        Counters::bump(&self.counters.reloads, 1);
-        let resident = sl.pool.resident(id);
+        let resident = ensure_resident(&mut sl.pool, p, self, id, drained);
         if !resident {
             self.layout_changed.store(true, Ordering::Release);
         }
         resident
-    }
-
-    fn switch_in<P: Provider + ?Sized>(&self, p: &P, id: VgpuId, now: u64) {
-        let mut sl = self.slots.lock();
-        let Ok(plan) = sl.pool.switch_in(id, now) else {
-            return;
-        };
-        self.apply_moves(p, plan.moves());
-        let (start, _) = plan.range();
-        for (first, n) in plan.copy_runs() {
-            p.load_gtt(id, start, first, n);
-        }
-        if plan.copy_low() {
-            p.load_low_gtt(id);
-        }
-        if plan.entries() > 0 {
-            trace::gtt_load(&self.name, id, plan.high_slots(), plan.entries());
-        }
-        Counters::bump(&self.counters.gtt_entries, plan.entries());
-    }
-
-    /// Periodic inputs at a switch point: VM CPU time (`vmcg`), utilization
-    /// samples and periodic re-placement (slot allocators).
-    ///
-    /// Called from [`Engine::pick`] with the policy mutex held; the
-    /// re-placement is planned here, inline, with the slot mutex held too
-    /// (a `cost` search: up to about 1 ms once per `gm_replace_period_ms`).
-    /// The core's deferred mode would plan it outside the locks; it needs a
-    /// work item and a preallocated copy of the pool, and is not used.
-    fn sample<P: Provider + ?Sized>(&self, p: &P, st: &mut PolicyState, now: u64) {
-        if now.saturating_sub(st.last_cpu_ns) >= CPU_SAMPLE_NS {
-            st.last_cpu_ns = now;
-            // One `meta` entry per id: every id.
-            for (id, _) in (0..).zip(st.meta.iter()) {
-                let started = st.sched.stats(id).is_some_and(|s| s.started);
-                if !started {
-                    continue;
-                }
-                if let Some(ns) = p.vm_cpu_ns(id) {
-                    // A started vGPU is in the scheduler.
-                    warn_on!(st.sched.cpu_time(id, ns).is_err());
-                }
-            }
-        }
-        let mut sl = self.slots.lock();
-        let period_ns = sl.pool.tunables().sample_period_ns();
-        let elapsed = now.saturating_sub(st.last_sample_ns);
-        if elapsed < period_ns || elapsed == 0 {
-            return;
-        }
-        st.last_sample_ns = now;
-        for (id, meta) in (0..).zip(st.meta.iter_mut()) {
-            let Some(busy) = st.sched.stats(id).map(|s| s.busy_ns) else {
-                continue;
-            };
-            let Some(m) = meta else {
-                continue;
-            };
-            let delta = busy.saturating_sub(m.last_busy_ns);
-            m.last_busy_ns = busy;
-            let ppm = delta.saturating_mul(1_000_000) / elapsed;
-            let ppm = u32::try_from(ppm.min(1_000_000)).unwrap_or(1_000_000);
-            // Placed (it has `meta`), and `ppm` is at most 1_000_000.
-            warn_on!(sl.pool.sample(id, ppm, now).is_err());
-        }
-        let moves = sl.pool.tick(now);
-        self.apply_moves(p, &moves);
     }
 
     /// How many more vGPUs of type `ty` can be created now
@@ -710,14 +504,7 @@ impl Engine {
     pub fn available_mb(&self, high_mb: u32, low_mb: u32) -> u32 {
         let st = self.policy.lock();
         let sl = self.slots.lock();
-        let free = st.meta.iter().filter(|m| m.is_none()).count();
-        let free = u32::try_from(free).unwrap_or(0);
-        let high = sl.pool.available_instances_mb(high_mb).min(free);
-        if sl.pool.allocator().shares() {
-            return high;
-        }
-        let low_left = self.cfg.low_mb.saturating_sub(st.low_used_mb);
-        high.min(low_left.checked_div(low_mb).unwrap_or(free))
+        st.table.available_mb(&self.cfg, &sl.pool, high_mb, low_mb)
     }
 
     // ---- residency, for the provider's guest GTT accesses ----------------
@@ -823,11 +610,7 @@ impl Engine {
 
     /// The weight of the vGPU's type (the default weight).
     pub fn type_weight(&self, id: VgpuId) -> Option<u32> {
-        let st = self.policy.lock();
-        st.meta
-            .get(usize::from(id))?
-            .as_ref()
-            .map(|m| m.type_weight)
+        self.policy.lock().table.type_weight(id)
     }
 
     /// Overrides the weight of `id`.
@@ -837,31 +620,56 @@ impl Engine {
 
     /// Admin-set PCI-E bandwidth of `id` (0: measured).
     pub fn bandwidth(&self, id: VgpuId) -> Option<u32> {
-        let st = self.policy.lock();
-        st.meta.get(usize::from(id))?.as_ref().map(|m| m.bw_mbps)
+        self.policy.lock().table.bandwidth(id)
     }
 
     /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).
     pub fn set_bandwidth(&self, id: VgpuId, mbps: u32) -> Result {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
-        let meta = st.meta.get_mut(usize::from(id)).and_then(Option::as_mut);
-        st.sched.set_bandwidth_mbps(id, mbps)?;
-        // The scheduler knows `id`: it is attached, so placed.
-        warn_on!(meta.is_none());
-        if let Some(m) = meta {
-            m.bw_mbps = mbps;
-        }
-        Ok(())
+        Ok(st.table.set_bandwidth(&mut st.sched, id, mbps)?)
     }
 
     /// Number of vGPUs.
     pub fn vgpus(&self) -> usize {
-        self.policy
-            .lock()
-            .meta
-            .iter()
-            .filter(|m| m.is_some())
-            .count()
+        self.policy.lock().table.len()
+    }
+}
+
+/// Trace events and event counters of what the engine logic did.
+impl Observer for Engine {
+    fn relocated(&self, m: &Move) {
+        // The range of the vGPU that runs may have moved: the next
+        // dispatch checks (`ensure_resident`).
+        self.layout_changed.store(true, Ordering::Release);
+        trace::relocate(&self.name, m.id, m.from, m.to, m.slots);
+        Counters::bump(&self.counters.relocations, 1);
+    }
+
+    fn switched(&self, prev: Option<VgpuId>, next: Option<VgpuId>, slice_ns: u64) {
+        trace::switch(&self.name, prev, next, slice_ns);
+        if next.is_some() {
+            Counters::bump(&self.counters.switches, 1);
+        }
+    }
+
+    fn gtt_loaded(&self, id: VgpuId, high_slots: u16, entries: u64, reload: bool) {
+        if entries > 0 {
+            trace::gtt_load(&self.name, id, high_slots, entries);
+        }
+        Counters::bump(&self.counters.gtt_entries, entries);
+        if reload {
+            Counters::bump(&self.counters.reloads, 1);
+        }
+    }
+
+    fn inconsistent(&self, what: &'static str, e: CoreError) {
+        pr_err!(
+            "{}: the core refused {} ({}): engine state inconsistent\n",
+            self.name(),
+            what,
+            e.name()
+        );
+        warn_on!(true);
     }
 }

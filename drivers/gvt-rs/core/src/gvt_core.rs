@@ -23,6 +23,7 @@
 /// Crate version, shown by the module in sysfs.
 pub const VERSION: &str = "0.1.0";
 
+pub mod engine;
 mod error;
 pub mod sched;
 pub mod slots;

@@ -7,6 +7,14 @@
 //! sees this file: it includes `gvt_core.rs` directly, not this crate's
 //! `lib.rs`, which is where the module is declared.
 
+mod gpu;
+
+pub use gpu::{
+    Event,
+    Gpu,
+    Recorder, //
+};
+
 /// Deterministic pseudo-random numbers for tests and simulations: the one
 /// generator of the property tests and the simulators (no external crates,
 /// the same sequence on every machine and toolchain).

@@ -7,7 +7,9 @@
 //! which vGPU to take work from, workloads execute non-preemptively for
 //! their stated GPU time, completions report that time, switches happen only
 //! when every engine is idle (plus an optional context-switch cost), and a
-//! timer calls `tick` when the core asks for it.
+//! timer calls `tick` when the core asks for it. vGPUs are placed and
+//! picked through the engine logic the kernel runs (`gvt_core::engine`, by
+//! way of `gvt_core::testing::Gpu`), not the scheduler alone.
 //!
 //! Host CPU contention is one number, `vcpu_wake_ns`: after a completion a
 //! guest's vCPU needs that long to get a host CPU before its CPU work (think
@@ -17,14 +19,18 @@
 //! interactive running vGPU has its vCPU favoured, which removes that delay
 //! (FairGV's Algorithms 3 and 4: wake the vCPU and make its CPU reschedule).
 
-use gvt_core::sched::{metrics, Fairness, Pick, Policy, Scheduler, Tunable};
-use gvt_core::testing::Rng;
+use gvt_core::engine::GpuConfig;
+use gvt_core::sched::{metrics, Fairness, Policy, Scheduler, Tunable};
+use gvt_core::slots::AllocatorKind;
+use gvt_core::testing::{Gpu, Recorder, Rng};
 use gvt_core::VgpuId;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Room for vGPUs in the simulated GPU.
 pub const CAP: usize = 64;
+/// High-GM slots of the simulated GPU (4 GB, as the kernel's largest).
+const SLOTS: u16 = 64;
 
 pub const MS: u64 = 1_000_000;
 pub const US: u64 = 1_000;
@@ -241,12 +247,28 @@ fn vid(i: usize) -> VgpuId {
 
 /// Runs one simulation.
 pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
-    let mut s: Box<Scheduler<CAP>> = Box::default();
-    s.set_policy(cfg.policy, 0).expect("policy");
-    s.set_tunable(Tunable::Throttle, cfg.throttle as u64, 0)
+    // The engine logic the kernel runs (placement, switch-ins, samples)
+    // around the scheduler. gScale shares slots, so every VM fits; the
+    // provider reports no VM CPU time: the simulator gives it to the
+    // scheduler at each submission (`cpu_time`), finer than the kernel's
+    // sampling at switch points.
+    let gpu_cfg = GpuConfig {
+        engines: cfg.engines,
+        low_mb: u32::MAX,
+        slots: SLOTS,
+        low_shared_entries: 0,
+        relocate: false,
+    };
+    let mut gpu: Gpu<CAP, { SLOTS as usize }> =
+        Gpu::new(gpu_cfg, AllocatorKind::Gscale, Recorder::counting()).expect("gpu");
+    let s = &mut gpu;
+    s.sched.set_policy(cfg.policy, 0).expect("policy");
+    s.sched
+        .set_tunable(Tunable::Throttle, cfg.throttle as u64, 0)
         .expect("throttle");
     for &(t, v) in &cfg.tunables {
-        s.set_tunable(t, v, 0)
+        s.sched
+            .set_tunable(t, v, 0)
             .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", super::tunables::name(t)));
     }
     // Plain xorshift64: the published tables' jitter was drawn with it.
@@ -282,7 +304,8 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         heap.push(Reverse((t, seq, e)));
     };
     for (i, sp) in specs.iter().enumerate() {
-        s.create(vid(i), sp.weight, sp.gm_mb).expect("create");
+        let id = s.create(sp.gm_mb, sp.weight, 0).expect("create");
+        assert_eq!(id, vid(i), "ids are given in order");
         push(&mut heap, sp.start_ns, Ev::Start(i));
         if let Some(t) = sp.stop_ns {
             push(&mut heap, t, Ev::Stop(i));
@@ -333,16 +356,15 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
     loop {
         // Drive the core like the kernel would.
         let inflight = engines.iter().any(|e| e.is_some());
-        if !inflight && now >= switch_until && (s.current().is_none() || s.need_resched(now)) {
-            let prev = s.current();
-            match s.pick(now).expect("pick") {
-                Pick::Run { switched, .. }
-                    if switched && prev.is_some() && cfg.switch_cost_ns > 0 =>
-                {
-                    switch_until = now + cfg.switch_cost_ns;
-                    push(&mut heap, switch_until, Ev::Wake);
-                }
-                _ => {}
+        if !inflight
+            && now >= switch_until
+            && (s.sched.current().is_none() || s.sched.need_resched(now))
+        {
+            s.pick(now).expect("pick");
+            // From one vGPU to another: the idle vGPU costs no switch.
+            if matches!(s.last_switch(), Some((Some(_), Some(_)))) && cfg.switch_cost_ns > 0 {
+                switch_until = now + cfg.switch_cost_ns;
+                push(&mut heap, switch_until, Ev::Wake);
             }
         }
         if now >= switch_until {
@@ -350,11 +372,11 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 if slot.is_some() {
                     continue;
                 }
-                if let Some(id) = s.next_vgpu(e, now).map(usize::from) {
+                if let Some(id) = s.sched.next_vgpu(e, now).map(usize::from) {
                     let Some((qa, svc)) = vms[id].q.pop_front() else {
                         panic!("core and simulator disagree on the queue of {id}");
                     };
-                    s.dispatched(vid(id), e, qa, now).expect("dispatched");
+                    s.sched.dispatched(vid(id), e, qa, now).expect("dispatched");
                     if now >= w0 && now < w1 {
                         res[id].lat.push(now - qa);
                     }
@@ -363,7 +385,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 }
             }
         }
-        let t = s.next_timer(now);
+        let t = s.sched.next_timer(now);
         if t != timer_at {
             timer_at = t;
             push(&mut heap, t, Ev::Timer);
@@ -375,9 +397,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             break;
         }
         if at_w0.is_none() && t >= w0 {
-            at_w0 = Some(counters(&s));
+            at_w0 = Some(counters(&s.sched));
         }
-        if let Some(c) = s.current().map(usize::from) {
+        if let Some(c) = s.sched.current().map(usize::from) {
             if engines.iter().all(|e| e.is_none()) && vms[c].q.is_empty() {
                 let (a, b) = (now.max(w0), t.min(w1));
                 res[c].held_ns += b.saturating_sub(a);
@@ -390,11 +412,11 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     timer_at = u64::MAX;
                 }
                 // Stale timers are harmless: tick() acts only on due work.
-                s.tick(now);
+                s.sched.tick(now);
             }
             Ev::Wake => {}
             Ev::Start(i) => {
-                s.start(vid(i), now).expect("start");
+                s.sched.start(vid(i), now).expect("start");
                 vms[i].started = true;
                 match vms[i].spec.load {
                     Load::Frames { think_ns, .. } => push(&mut heap, now + think_ns, Ev::Submit(i)),
@@ -403,7 +425,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 }
             }
             Ev::Stop(i) => {
-                s.stop(vid(i), now).expect("stop");
+                s.sched.stop(vid(i), now).expect("stop");
                 vms[i].started = false;
                 vms[i].q.clear();
             }
@@ -435,23 +457,23 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                             } else {
                                 svc_ns
                             };
-                            add(&mut vms[i], j, &mut s);
+                            add(&mut vms[i], j, &mut s.sched);
                         }
                     }
                     Load::Saturate { depth, svc_ns } => {
                         while (vms[i].q.len() as u32) < depth {
-                            add(&mut vms[i], svc_ns, &mut s);
+                            add(&mut vms[i], svc_ns, &mut s.sched);
                         }
                     }
                     Load::Open { period_ns, svc_ns } => {
-                        add(&mut vms[i], svc_ns, &mut s);
+                        add(&mut vms[i], svc_ns, &mut s.sched);
                         push(&mut heap, now + period_ns, Ev::Submit(i));
                     }
-                    Load::Sync { svc_ns, .. } => add(&mut vms[i], svc_ns, &mut s),
+                    Load::Sync { svc_ns, .. } => add(&mut vms[i], svc_ns, &mut s.sched),
                     Load::Idle => {}
                 }
                 let c = vms[i].cpu_ns;
-                s.cpu_time(vid(i), c).expect("cpu");
+                s.sched.cpu_time(vid(i), c).expect("cpu");
                 if now >= w0 && now < w1 {
                     res[i].active = true;
                 }
@@ -461,9 +483,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     continue;
                 };
                 debug_assert_eq!(end, now);
-                s.completed(vid(id), e, svc, now).expect("completed");
+                s.sched.completed(vid(id), e, svc, now).expect("completed");
                 // The vCPU's wait for a host CPU, unless coscheduled.
-                let wake = if cfg.cosched && s.coschedule().map(usize::from) == Some(id) {
+                let wake = if cfg.cosched && s.sched.coschedule().map(usize::from) == Some(id) {
                     0
                 } else {
                     cfg.vcpu_wake_ns
@@ -497,8 +519,8 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             }
         }
     }
-    let (wh0, ant0) = at_w0.unwrap_or_else(|| counters(&s));
-    let (wh1, ant1) = counters(&s);
+    let (wh0, ant0) = at_w0.unwrap_or_else(|| counters(&s.sched));
+    let (wh1, ant1) = counters(&s.sched);
     for (i, r) in res.iter_mut().enumerate() {
         r.cpu_ns = vms[i].cpu_ns;
         r.ant_hits = ant1[i].0 - ant0[i].0;
@@ -508,7 +530,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
     RunResult {
         vms: res,
         window_ns: w1.saturating_sub(w0),
-        switches: s.gpu_stats().switches,
+        switches: s.sched.gpu_stats().switches,
         busy_total_ns: busy_total,
         sample_ns: cfg.sample_ns,
         samples_from_ns: w0,

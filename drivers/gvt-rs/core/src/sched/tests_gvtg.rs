@@ -21,6 +21,12 @@
 extern crate std;
 
 use super::*;
+use crate::engine::GpuConfig;
+use crate::slots::AllocatorKind;
+use crate::testing::{
+    Gpu,
+    Recorder, //
+};
 
 /// A test's vGPU index (it also indexes the test's own tables) as an id.
 fn vid(i: usize) -> VgpuId {
@@ -42,7 +48,9 @@ enum V {
 }
 
 struct Gvt<const N: usize> {
-    s: Scheduler<N>,
+    /// The engine state, as the i915 provider configures it (private
+    /// ranges, no relocation), driven through the engine logic.
+    gpu: Gpu<N, 64>,
     now: u64,
     /// Per vGPU and engine: service times of queued workloads.
     q: Vec<[VecDeque<u64>; ENGINES]>,
@@ -78,17 +86,24 @@ impl<const N: usize> Gvt<N> {
         use_may_dispatch: bool,
         tunables: &[(Tunable, u64)],
     ) -> Self {
-        let mut s = Scheduler::<N>::new();
-        s.set_policy(policy, 0).unwrap();
+        let cfg = GpuConfig {
+            engines: ENGINES,
+            low_mb: u32::MAX,
+            slots: 64,
+            low_shared_entries: 0,
+            relocate: false,
+        };
+        let mut gpu = Gpu::new(cfg, AllocatorKind::Static, Recorder::counting()).unwrap();
+        gpu.sched.set_policy(policy, 0).unwrap();
         for (t, v) in tunables {
-            s.set_tunable(*t, *v, 0).unwrap();
+            gpu.sched.set_tunable(*t, *v, 0).unwrap();
         }
         for (i, w) in weights.iter().enumerate() {
-            s.create(vid(i), *w, 512).unwrap();
-            s.start(vid(i), 0).unwrap();
+            assert_eq!(gpu.create(512, *w, 0), Ok(vid(i)));
+            gpu.sched.start(vid(i), 0).unwrap();
         }
         Self {
-            s,
+            gpu,
             now: 0,
             q: (0..N).map(|_| Default::default()).collect(),
             running: [None; ENGINES],
@@ -110,8 +125,8 @@ impl<const N: usize> Gvt<N> {
     /// `intel_vgpu_queue_workload` + the `queued` hook.
     fn queue(&mut self, id: usize, engine: usize, ns: u64) {
         self.q[id][engine].push_back(ns);
-        self.s.queued(vid(id), engine, self.now).unwrap();
-        if self.s.need_resched(self.now) {
+        self.gpu.sched.queued(vid(id), engine, self.now).unwrap();
+        if self.gpu.sched.need_resched(self.now) {
             self.request = true;
         }
     }
@@ -119,14 +134,14 @@ impl<const N: usize> Gvt<N> {
     /// The policy's `pick_next` (i915 provider).
     fn pick_next(&mut self, timer: bool) -> Option<V> {
         if timer {
-            self.s.tick(self.now);
+            self.gpu.sched.tick(self.now);
         }
-        match self.sw.step(self.s.turn_state(self.now)) {
+        match self.sw.step(self.gpu.sched.turn_state(self.now)) {
             SwitchStep::Keep => None,
             SwitchStep::Drain => Some(V::Idle),
-            SwitchStep::Pick => match self.s.pick(self.now).unwrap() {
-                Pick::Run { vgpu, .. } => Some(V::Vgpu(usize::from(vgpu))),
-                Pick::Idle => Some(V::Idle),
+            SwitchStep::Pick => match self.gpu.pick(self.now).unwrap() {
+                Some(vgpu) => Some(V::Vgpu(usize::from(vgpu))),
+                None => Some(V::Idle),
             },
         }
     }
@@ -178,16 +193,19 @@ impl<const N: usize> Gvt<N> {
             let Some(&ns) = self.q[c][e].front() else {
                 continue;
             };
-            if self.use_may_dispatch && !self.s.may_dispatch(vid(c), e, self.now) {
+            if self.use_may_dispatch && !self.gpu.sched.may_dispatch(vid(c), e, self.now) {
                 self.dispatch_held = true;
                 self.request = true;
                 continue;
             }
-            if self.s.need_resched(self.now) {
+            if self.gpu.sched.need_resched(self.now) {
                 self.late_dispatches += 1;
             }
             self.q[c][e].pop_front();
-            self.s.dispatched(vid(c), e, self.now, self.now).unwrap();
+            self.gpu
+                .sched
+                .dispatched(vid(c), e, self.now, self.now)
+                .unwrap();
             self.running[e] = Some((c, self.now + ns, self.now));
         }
     }
@@ -224,7 +242,7 @@ impl<const N: usize> Gvt<N> {
                     std::eprintln!(
                         "stall {} -> {}: gvt cur {:?} next {:?} resched {} sw {:?} core cur {:?} step {:?} inflight {}",
                         self.now, t, self.current, self.next, self.need_reschedule, self.sw,
-                        self.s.current(), self.s.switch_step(self.now), self.s.gpu_stats().inflight
+                        self.gpu.sched.current(), self.gpu.sched.switch_step(self.now), self.gpu.sched.gpu_stats().inflight
                     );
                 }
             }
@@ -234,7 +252,10 @@ impl<const N: usize> Gvt<N> {
                     if end == self.now {
                         self.running[e] = None;
                         self.busy[id] += end - start;
-                        self.s.completed(vid(id), e, end - start, self.now).unwrap();
+                        self.gpu
+                            .sched
+                            .completed(vid(id), e, end - start, self.now)
+                            .unwrap();
                         if self.need_reschedule {
                             self.request = true;
                         }
@@ -246,6 +267,7 @@ impl<const N: usize> Gvt<N> {
                 self.schedule(true);
             }
         }
+        assert_eq!(self.gpu.rec.inconsistencies(), 0);
     }
 }
 
@@ -366,7 +388,7 @@ fn gvtg_protocol_sfq_weighted_shares_without_stall() {
             sh[1],
             sh[2],
             g.stall_ns as f64 / MS as f64,
-            g.s.gpu_stats().switches,
+            g.gpu.sched.gpu_stats().switches,
             g.switches_to_idle
         );
         for (i, want) in [1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0].iter().enumerate() {
@@ -380,7 +402,7 @@ fn gvtg_protocol_sfq_weighted_shares_without_stall() {
         assert!(g.stall_ns < 30 * MS, "may_dispatch {md}: {}", g.stall_ns);
         // Drains end in a decision, not on the idle vGPU for good.
         assert!(g.switches_to_idle > 0);
-        assert!(g.s.gpu_stats().switches > 100);
+        assert!(g.gpu.sched.gpu_stats().switches > 100);
     }
 }
 
@@ -425,7 +447,10 @@ fn may_dispatch_ends_turns_on_time() {
     // request reaches pick_next (a completion or a timer tick).
     let late = |md: bool| {
         let mut g = Gvt::<4>::new(Policy::Sfq, &[1, 1], md);
-        g.s.set_tunable(Tunable::SfqSliceUs, 2_000, 0).unwrap();
+        g.gpu
+            .sched
+            .set_tunable(Tunable::SfqSliceUs, 2_000, 0)
+            .unwrap();
         g.run(500 * MS, &|_| Some(300 * US));
         assert!(g.stall_ns < 5 * MS, "stalled {}", g.stall_ns);
         g.late_dispatches

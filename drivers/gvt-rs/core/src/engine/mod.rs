@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The engine logic of one GPU: what the kernel's policy engine does
+//! between taking its locks and reading its clock.
+//!
+//! The scheduler ([`Scheduler`]) decides who runs and the slot pool
+//! ([`SlotPool`]) where each vGPU's graphics memory lives; this module ties
+//! them to a GPU provider: it keeps the table of vGPUs (placed, attached to
+//! the scheduler, their type's weight and low GM), charges low GM under the
+//! `static` allocator, loads GTT slots through the [`Provider`] when a vGPU
+//! is switched in or its range moved under it, and feeds the allocators
+//! their utilization samples. The kernel engine (`engine/mod.rs`) wraps it
+//! with two mutexes and the monotonic clock; the host tests and `gvt-sim`
+//! run the same code.
+//!
+//! The state is split as the kernel locks it: a [`VgpuTable`] and the
+//! [`Scheduler`] under the policy lock, the [`SlotPool`] under the slot lock.
+//! Each function takes what it needs, and a function that takes both is
+//! called with both locks held (policy, then slots).
+
+use super::{
+    sched::{
+        Pick,
+        Scheduler, //
+    },
+    slots::{
+        Move,
+        SlotPool,
+        SwitchPlan, //
+    },
+    Error,
+    VgpuId, //
+};
+
+#[cfg(test)]
+mod tests;
+
+/// Fixed properties of the GPU a provider drives.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuConfig {
+    /// Number of engines (at most [`super::sched::MAX_ENGINES`]).
+    pub engines: usize,
+    /// Low GM available to guests, MB (private per vGPU under `static`;
+    /// `u32::MAX` when the provider accounts low GM itself).
+    pub low_mb: u32,
+    /// High-GM slots available to guests (at least 1, at most the pool's
+    /// capacity).
+    pub slots: u16,
+    /// GTT entries of the shared low-GM region under the sharing allocators
+    /// (0: the provider keeps low GM private to each vGPU).
+    pub low_shared_entries: u32,
+    /// Whether the provider can move a vGPU's high-GM range after creation
+    /// ([`Provider::relocate`]). GVT-g cannot: the guest learns its range
+    /// once. Without it, relocation stays off and cannot be turned on.
+    pub relocate: bool,
+}
+
+/// Actions the engine asks of a GPU provider.
+///
+/// Called with the engine's locks held: they must not call back into the
+/// engine and must not block on a workload.
+pub trait Provider {
+    /// Writes `vgpu`'s private GTT entries for high-GM slots
+    /// `[first_slot, first_slot + slots)` into the hardware GTT. The vGPU's
+    /// range starts at `vgpu_start`. Called with all engines drained, under
+    /// the slot lock.
+    fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16);
+    /// Writes `vgpu`'s entries of the shared low-GM region into the hardware
+    /// GTT (sharing allocators only).
+    fn load_low_gtt(&self, vgpu: VgpuId);
+    /// A vGPU's high-GM range moved (relocation by an allocator).
+    fn relocate(&self, m: &Move);
+    /// Cumulative CPU time of the VM that owns `vgpu` (all vCPUs), ns.
+    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64>;
+}
+
+/// What the engine tells whoever watches it (the kernel: trace events and
+/// event counters). Every method defaults to nothing.
+pub trait Observer {
+    /// A vGPU's range moved; the provider was told first.
+    fn relocated(&self, _m: &Move) {}
+    /// The running vGPU changed from `prev` to `next` (`None`: the idle
+    /// vGPU), for a turn of `slice_ns`.
+    fn switched(&self, _prev: Option<VgpuId>, _next: Option<VgpuId>, _slice_ns: u64) {}
+    /// `entries` GTT entries of `id` were loaded, `high_slots` of them in
+    /// high-GM slots: at a switch-in, or (`reload`) because a placement
+    /// moved the range of the vGPU that runs.
+    fn gtt_loaded(&self, _id: VgpuId, _high_slots: u16, _entries: u64, _reload: bool) {}
+    /// The scheduler and the pool disagreed with the table: `what` names
+    /// the call the engine expected to succeed. A bug, never a consequence
+    /// of user or guest input (the kernel warns).
+    fn inconsistent(&self, _what: &'static str, _e: Error) {}
+}
+
+/// The observer that watches nothing.
+impl Observer for () {}
+
+/// What the engine keeps of one vGPU besides the scheduler and the pool.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    /// In the scheduler ([`VgpuTable::attach`]), not only placed.
+    attached: bool,
+    high_mb: u32,
+    type_weight: u32,
+    low_mb: u32,
+    /// Its low GM counts against [`GpuConfig::low_mb`] (placed under an
+    /// allocator that does not share low GM).
+    charged_low: bool,
+    bw_mbps: u32,
+    /// `busy_ns` at the last utilization sample.
+    last_busy_ns: u64,
+}
+
+/// How often VM CPU time is sampled for `vmcg`, ns.
+pub const CPU_SAMPLE_NS: u64 = 5_000_000;
+
+/// The vGPUs of one GPU: one entry per id, from placement to unplacement.
+#[derive(Debug)]
+pub struct VgpuTable<const V: usize> {
+    meta: [Option<Meta>; V],
+    low_used_mb: u32,
+    last_sample_ns: u64,
+    last_cpu_ns: u64,
+}
+
+impl<const V: usize> Default for VgpuTable<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Tells the provider and the observer about each move.
+fn apply_moves<P, O>(p: &P, o: &O, moves: &[Move])
+where
+    P: Provider + ?Sized,
+    O: Observer + ?Sized,
+{
+    for m in moves {
+        p.relocate(m);
+        o.relocated(m);
+    }
+}
+
+/// Loads what `plan` copies into the hardware GTT.
+fn load<P, O, const V: usize, const S: usize>(
+    p: &P,
+    o: &O,
+    id: VgpuId,
+    plan: &SwitchPlan<V, S>,
+    reload: bool,
+) where
+    P: Provider + ?Sized,
+    O: Observer + ?Sized,
+{
+    apply_moves(p, o, plan.moves().as_slice());
+    let (start, _) = plan.range();
+    for (first, n) in plan.copy_runs() {
+        p.load_gtt(id, start, first, n);
+    }
+    if plan.copy_low() {
+        p.load_low_gtt(id);
+    }
+    o.gtt_loaded(id, plan.high_slots(), plan.entries(), reload);
+}
+
+impl<const V: usize> VgpuTable<V> {
+    /// An empty table.
+    pub const fn new() -> Self {
+        Self {
+            meta: [None; V],
+            low_used_mb: 0,
+            last_sample_ns: 0,
+            last_cpu_ns: 0,
+        }
+    }
+
+    fn meta_mut(&mut self, id: VgpuId) -> Option<&mut Meta> {
+        self.meta.get_mut(usize::from(id))?.as_mut()
+    }
+
+    fn meta(&self, id: VgpuId) -> Option<&Meta> {
+        self.meta.get(usize::from(id))?.as_ref()
+    }
+
+    /// Places the graphics memory of a new vGPU (GVT-g: `alloc_high`, which
+    /// comes before the vGPU reaches the scheduler) and reserves its id, the
+    /// lowest free one. [`Error::NoSpace`] when the table is full, or the
+    /// vGPU does not fit the pool or the low GM left.
+    pub fn place<P, O, const S: usize>(
+        &mut self,
+        cfg: &GpuConfig,
+        pool: &mut SlotPool<V, S>,
+        p: &P,
+        o: &O,
+        (high_mb, low_mb, weight): (u32, u32, u32),
+        now: u64,
+    ) -> Result<VgpuId, Error>
+    where
+        P: Provider + ?Sized,
+        O: Observer + ?Sized,
+    {
+        let (id, slot) = (0..=VgpuId::MAX)
+            .zip(self.meta.iter_mut())
+            .find(|(_, m)| m.is_none())
+            .ok_or(Error::NoSpace)?;
+        let charge_low = !pool.allocator().shares();
+        let low_after = self.low_used_mb.checked_add(low_mb).ok_or(Error::NoSpace)?;
+        if charge_low && low_after > cfg.low_mb {
+            return Err(Error::NoSpace);
+        }
+        let created = pool.create_mb(id, high_mb, now)?;
+        apply_moves(p, o, created.moves.as_slice());
+        if charge_low {
+            self.low_used_mb = low_after;
+        }
+        *slot = Some(Meta {
+            attached: false,
+            high_mb,
+            type_weight: weight,
+            low_mb,
+            charged_low: charge_low,
+            bw_mbps: 0,
+            last_busy_ns: 0,
+        });
+        Ok(id)
+    }
+
+    /// A placed vGPU enters the scheduler, stopped, with its type's weight
+    /// (GVT-g: `init_vgpu`). [`Error::Invalid`] unless placed and not
+    /// attached yet.
+    pub fn attach(&mut self, sched: &mut Scheduler<V>, id: VgpuId) -> Result<(), Error> {
+        let m = match self.meta_mut(id) {
+            Some(m) if !m.attached => m,
+            _ => return Err(Error::Invalid),
+        };
+        // The scheduler weighs credits by all of the vGPU's graphics memory.
+        sched.create(id, m.type_weight, m.low_mb.saturating_add(m.high_mb))?;
+        m.attached = true;
+        Ok(())
+    }
+
+    /// A stopped vGPU with nothing in flight leaves the scheduler (GVT-g:
+    /// `clean_vgpu`); its placement stays until [`VgpuTable::unplace`].
+    /// [`Error::Busy`] while started or busy, [`Error::Invalid`] if not
+    /// attached.
+    pub fn detach(&mut self, sched: &mut Scheduler<V>, id: VgpuId) -> Result<(), Error> {
+        let m = match self.meta_mut(id) {
+            Some(m) if m.attached => m,
+            _ => return Err(Error::Invalid),
+        };
+        sched.destroy(id)?;
+        m.attached = false;
+        Ok(())
+    }
+
+    /// Frees a detached vGPU's graphics memory and id (GVT-g: `free_high`).
+    /// [`Error::Busy`] while still attached, [`Error::Invalid`] for an
+    /// unknown id.
+    pub fn unplace<P, O, const S: usize>(
+        &mut self,
+        pool: &mut SlotPool<V, S>,
+        p: &P,
+        o: &O,
+        id: VgpuId,
+        now: u64,
+    ) -> Result<(), Error>
+    where
+        P: Provider + ?Sized,
+        O: Observer + ?Sized,
+    {
+        match self.meta(id) {
+            Some(m) if m.attached => return Err(Error::Busy),
+            Some(_) => {}
+            None => return Err(Error::Invalid),
+        }
+        let moves = pool.destroy(id, now)?;
+        if let Some(m) = self.meta.get_mut(usize::from(id)).and_then(Option::take) {
+            if m.charged_low {
+                self.low_used_mb = self.low_used_mb.saturating_sub(m.low_mb);
+            }
+        }
+        apply_moves(p, o, moves.as_slice());
+        Ok(())
+    }
+
+    /// All engines are drained: samples what the policies and allocators
+    /// need, then chooses the vGPU that runs next (GVT-g: `pick_next` +
+    /// `switched` + `switch_in`). On a switch, the new vGPU's non-resident
+    /// GTT slots are loaded through the provider before this returns.
+    /// `Ok(None)` is the idle vGPU; [`Error::Busy`] if work is in flight.
+    pub fn pick<P, O, const S: usize>(
+        &mut self,
+        sched: &mut Scheduler<V>,
+        pool: &mut SlotPool<V, S>,
+        p: &P,
+        o: &O,
+        now: u64,
+    ) -> Result<Option<VgpuId>, Error>
+    where
+        P: Provider + ?Sized,
+        O: Observer + ?Sized,
+    {
+        self.sample(sched, pool, p, o, now);
+        let prev = sched.current();
+        match sched.pick(now)? {
+            Pick::Idle => {
+                if prev.is_some() {
+                    o.switched(prev, None, 0);
+                }
+                Ok(None)
+            }
+            Pick::Run {
+                vgpu,
+                switched,
+                slice_ns,
+            } => {
+                if switched {
+                    o.switched(prev, Some(vgpu), slice_ns);
+                    // The scheduler runs only attached vGPUs, which are
+                    // placed.
+                    match pool.switch_in(vgpu, now) {
+                        Ok(plan) => load(p, o, vgpu, &plan, false),
+                        Err(e) => o.inconsistent("switch_in", e),
+                    }
+                }
+                Ok(Some(vgpu))
+            }
+        }
+    }
+
+    /// Periodic inputs at a switch point: VM CPU time (`vmcg`), every
+    /// [`CPU_SAMPLE_NS`]; utilization samples and periodic re-placement
+    /// (slot allocators), every sample period of the pool.
+    ///
+    /// The re-placement is planned here, inline (a `cost` search: up to
+    /// about 1 ms once per `gm_replace_period_ms`). The pool's deferred mode
+    /// would let a caller plan it outside its locks; it needs a work item
+    /// and a preallocated copy of the pool, and the kernel does not use it.
+    pub fn sample<P, O, const S: usize>(
+        &mut self,
+        sched: &mut Scheduler<V>,
+        pool: &mut SlotPool<V, S>,
+        p: &P,
+        o: &O,
+        now: u64,
+    ) where
+        P: Provider + ?Sized,
+        O: Observer + ?Sized,
+    {
+        if now.saturating_sub(self.last_cpu_ns) >= CPU_SAMPLE_NS {
+            self.last_cpu_ns = now;
+            for id in (0..=VgpuId::MAX).take(V) {
+                if !sched.stats(id).is_some_and(|s| s.started) {
+                    continue;
+                }
+                if let Some(ns) = p.vm_cpu_ns(id) {
+                    // A started vGPU is in the scheduler.
+                    if let Err(e) = sched.cpu_time(id, ns) {
+                        o.inconsistent("cpu_time", e);
+                    }
+                }
+            }
+        }
+        let elapsed = now.saturating_sub(self.last_sample_ns);
+        if elapsed < pool.tunables().sample_period_ns() || elapsed == 0 {
+            return;
+        }
+        self.last_sample_ns = now;
+        for (id, meta) in (0..=VgpuId::MAX).zip(self.meta.iter_mut()) {
+            let (Some(m), Some(busy)) = (meta, sched.stats(id).map(|s| s.busy_ns)) else {
+                continue;
+            };
+            let delta = busy.saturating_sub(m.last_busy_ns);
+            m.last_busy_ns = busy;
+            // `elapsed` is not 0 (checked above).
+            let ppm = delta.saturating_mul(1_000_000).checked_div(elapsed);
+            let ppm = u32::try_from(ppm.unwrap_or(0).min(1_000_000)).unwrap_or(1_000_000);
+            // Placed (it has `meta`), and `ppm` is at most 1_000_000.
+            if let Err(e) = pool.sample(id, ppm, now) {
+                o.inconsistent("sample", e);
+            }
+        }
+        let moves = pool.tick(now);
+        apply_moves(p, o, moves.as_slice());
+    }
+
+    /// How many more vGPUs with `high_mb` of high GM and `low_mb` of low GM
+    /// can be placed now (mdev `available_instances`, GVT-g: `avail`).
+    pub fn available_mb<const S: usize>(
+        &self,
+        cfg: &GpuConfig,
+        pool: &SlotPool<V, S>,
+        high_mb: u32,
+        low_mb: u32,
+    ) -> u32 {
+        let free = self.meta.iter().filter(|m| m.is_none()).count();
+        let free = u32::try_from(free).unwrap_or(0);
+        let high = pool.available_instances_mb(high_mb).min(free);
+        if pool.allocator().shares() {
+            return high;
+        }
+        let low_left = cfg.low_mb.saturating_sub(self.low_used_mb);
+        high.min(low_left.checked_div(low_mb).unwrap_or(free))
+    }
+
+    /// The weight of `id`'s type (its default weight).
+    pub fn type_weight(&self, id: VgpuId) -> Option<u32> {
+        self.meta(id).map(|m| m.type_weight)
+    }
+
+    /// The admin-set PCI-E bandwidth of `id`, MB/s (0: measured).
+    pub fn bandwidth(&self, id: VgpuId) -> Option<u32> {
+        self.meta(id).map(|m| m.bw_mbps)
+    }
+
+    /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).
+    /// [`Error::Invalid`] unless attached.
+    pub fn set_bandwidth(
+        &mut self,
+        sched: &mut Scheduler<V>,
+        id: VgpuId,
+        mbps: u32,
+    ) -> Result<(), Error> {
+        let m = match self.meta_mut(id) {
+            Some(m) if m.attached => m,
+            _ => return Err(Error::Invalid),
+        };
+        sched.set_bandwidth_mbps(id, mbps)?;
+        m.bw_mbps = mbps;
+        Ok(())
+    }
+
+    /// Number of placed vGPUs.
+    pub fn len(&self) -> usize {
+        self.meta.iter().filter(|m| m.is_some()).count()
+    }
+
+    /// Whether no vGPU is placed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Before a dispatch of `id`, whose range a placement may have moved since
+/// it was switched in: whether its whole high-GM range is resident in the
+/// hardware GTT, so that its workload runs on its own entries. At a
+/// `drained` point a range that is not is reloaded here; otherwise the
+/// caller must hold the dispatch back until the engines drained.
+pub fn ensure_resident<P, O, const V: usize, const S: usize>(
+    pool: &mut SlotPool<V, S>,
+    p: &P,
+    o: &O,
+    id: VgpuId,
+    drained: bool,
+) -> bool
+where
+    P: Provider + ?Sized,
+    O: Observer + ?Sized,
+{
+    if pool.resident(id) {
+        return true;
+    }
+    if !drained {
+        return false;
+    }
+    // Only the running vGPU is dispatched, and it is placed.
+    let plan = match pool.reload(id) {
+        Ok(plan) => plan,
+        Err(e) => {
+            o.inconsistent("reload", e);
+            return false;
+        }
+    };
+    load(p, o, id, &plan, true);
+    pool.resident(id)
+}

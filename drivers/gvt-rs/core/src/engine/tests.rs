@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The engine logic as a provider drives it: placement, the scheduler's
+//! lifecycle, switch-ins and reloads that load the GTT, samples.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::unwrap_used
+)]
+
+extern crate std;
+use std::vec;
+
+use super::*;
+use crate::sched::Policy;
+use crate::slots::{
+    AllocatorKind,
+    ENTRIES_PER_SLOT, //
+};
+use crate::testing::{
+    Event,
+    Recorder, //
+};
+
+const MS: u64 = 1_000_000;
+
+type Gpu = crate::testing::Gpu<4, 16>;
+
+/// As the i915 provider configures its engine: no relocation, low GM
+/// accounted by GVT-g.
+fn i915(slots: u16) -> Gpu {
+    let cfg = GpuConfig {
+        engines: 2,
+        low_mb: u32::MAX,
+        slots,
+        low_shared_entries: 0,
+        relocate: false,
+    };
+    Gpu::new(cfg, AllocatorKind::Static, Recorder::logging()).unwrap()
+}
+
+fn gpu(cfg: GpuConfig, allocator: AllocatorKind) -> Gpu {
+    Gpu::new(cfg, allocator, Recorder::logging()).unwrap()
+}
+
+#[test]
+fn placement_and_scheduling_are_separate_steps() {
+    let mut g = i915(8);
+    // alloc_high x2: 256 MB = 4 slots each fill the 8-slot pool.
+    assert_eq!(g.available_mb(256, 0), 2);
+    let a = g.place(256, 0, 4, 0).unwrap();
+    let b = g.place(256, 0, 8, 0).unwrap();
+    assert_eq!((a, b), (0, 1));
+    assert_eq!(g.place(256, 0, 4, 0), Err(Error::NoSpace));
+    assert_eq!(g.available_mb(256, 0), 0);
+    // Placed, not yet in the scheduler.
+    assert!(g.sched.stats(a).is_none());
+    assert_eq!(g.sched.start(a, 0), Err(Error::Invalid));
+    assert_eq!(g.table.type_weight(a), Some(4));
+    // init_vgpu.
+    g.attach(a).unwrap();
+    assert_eq!(g.attach(a), Err(Error::Invalid));
+    assert_eq!(g.sched.stats(a).map(|s| s.weight), Some(4));
+    // free_high before clean_vgpu is refused and changes nothing.
+    assert_eq!(g.unplace(a, 0), Err(Error::Busy));
+    assert_eq!(g.table.len(), 2);
+    // A started vGPU cannot leave the scheduler.
+    g.sched.start(a, 0).unwrap();
+    assert_eq!(g.detach(a), Err(Error::Busy));
+    g.sched.stop(a, 0).unwrap();
+    g.detach(a).unwrap();
+    assert_eq!(g.detach(a), Err(Error::Invalid));
+    g.unplace(a, 0).unwrap();
+    assert_eq!(g.unplace(a, 0), Err(Error::Invalid));
+    // b never entered the scheduler (init_vgpu failed, say).
+    g.unplace(b, 0).unwrap();
+    assert!(g.table.is_empty());
+    assert_eq!(g.available_mb(256, 0), 2);
+    // A static pool without relocation moves nothing and loads nothing.
+    assert_eq!(g.rec.take(), []);
+}
+
+#[test]
+fn the_table_reuses_the_lowest_free_id_and_refuses_a_fifth_vgpu() {
+    let mut g = i915(16);
+    for want in 0..4 {
+        assert_eq!(g.place(64, 0, 1, 0), Ok(want));
+    }
+    assert_eq!(g.available_mb(64, 0), 0);
+    assert_eq!(g.place(64, 0, 1, 0), Err(Error::NoSpace));
+    g.unplace(2, 0).unwrap();
+    assert_eq!(g.place(64, 0, 1, 0), Ok(2));
+}
+
+#[test]
+fn low_gm_is_charged_only_where_the_allocator_keeps_it_private() {
+    let cfg = GpuConfig {
+        engines: 1,
+        low_mb: 256,
+        slots: 16,
+        low_shared_entries: 0,
+        relocate: true,
+    };
+    let mut g = gpu(cfg, AllocatorKind::Static);
+    assert_eq!(g.available_mb(64, 128), 2);
+    let a = g.place(64, 128, 1, 0).unwrap();
+    g.place(64, 128, 1, 0).unwrap();
+    // The high GM would fit; the low GM is used up, and a refusal
+    // changes nothing.
+    assert_eq!(g.available_mb(64, 128), 0);
+    assert_eq!(g.place(64, 128, 1, 0), Err(Error::NoSpace));
+    assert_eq!(g.table.len(), 2);
+    assert_eq!(g.pool.in_use(), 2);
+    g.unplace(a, 0).unwrap();
+    assert_eq!(g.available_mb(64, 128), 1);
+    // A sharing allocator shares the low region: no charge.
+    let shared = GpuConfig {
+        low_shared_entries: 32,
+        ..cfg
+    };
+    let mut g = gpu(shared, AllocatorKind::Gscale);
+    for _ in 0..4 {
+        g.place(64, 128, 1, 0).unwrap();
+    }
+    assert_eq!(g.place(64, 128, 1, 0), Err(Error::NoSpace));
+    assert_eq!(g.table.len(), 4);
+}
+
+#[test]
+fn a_switch_in_loads_the_slots_of_the_vgpu_that_runs() {
+    let mut g = i915(8);
+    let a = g.place(128, 0, 1, 0).unwrap();
+    let b = g.place(256, 0, 1, 0).unwrap();
+    for id in [a, b] {
+        g.attach(id).unwrap();
+        g.sched.start(id, 0).unwrap();
+    }
+    g.sched.set_policy(Policy::Sfq, 0).unwrap();
+    g.sched.queued(b, 0, 0).unwrap();
+    assert_eq!(g.pick(MS), Ok(Some(b)));
+    // b's 4 slots at 2, one run; the static pool has no shared low region.
+    let (start, entries) = (2, 4 * ENTRIES_PER_SLOT);
+    assert_eq!(
+        g.rec.take(),
+        [
+            Event::Switched(None, Some(b)),
+            Event::LoadGtt {
+                id: b,
+                start,
+                first: start,
+                slots: 4
+            },
+            Event::GttLoaded {
+                id: b,
+                entries: u64::from(entries),
+                reload: false
+            },
+        ]
+    );
+    // Its turn again: no switch, nothing loaded.
+    assert_eq!(g.pick(2 * MS), Ok(Some(b)));
+    assert_eq!(g.rec.take(), []);
+    // Nothing queued any more: the idle vGPU.
+    g.sched.cancelled(b, 0).unwrap();
+    assert_eq!(g.pick(3 * MS), Ok(None));
+    assert_eq!(g.rec.take(), [Event::Switched(Some(b), None)]);
+}
+
+#[test]
+fn a_move_under_the_running_vgpu_is_reloaded_only_at_a_drained_point() {
+    // dymgpu-size over 10 slots: 6 at 0, then 4 at 6; a third of 5 makes
+    // the second move to 5 (the pool's own test of this layout).
+    let cfg = GpuConfig {
+        engines: 1,
+        low_mb: u32::MAX,
+        slots: 10,
+        low_shared_entries: 0,
+        relocate: true,
+    };
+    let mut g = gpu(cfg, AllocatorKind::DymSize);
+    g.place(6 * 64, 0, 1, 0).unwrap();
+    let run = g.place(4 * 64, 0, 1, 0).unwrap();
+    g.attach(run).unwrap();
+    g.sched.start(run, 0).unwrap();
+    g.sched.queued(run, 0, 0).unwrap();
+    assert_eq!(g.pick(MS), Ok(Some(run)));
+    assert!(g.ensure_resident(run, false));
+    g.rec.take();
+    g.place(5 * 64, 0, 1, 0).unwrap();
+    let moved = Move {
+        id: run,
+        from: 6,
+        to: 5,
+        slots: 4,
+    };
+    assert_eq!(
+        g.rec.take(),
+        [Event::Relocate(moved), Event::Relocated(moved)]
+    );
+    // Work in flight: the dispatch waits, nothing is loaded.
+    assert!(!g.ensure_resident(run, false));
+    assert_eq!(g.rec.take(), []);
+    // Drained: the new range is loaded, and the vGPU is resident.
+    assert!(g.ensure_resident(run, true));
+    let events = g.rec.take();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::LoadGtt { id, start: 5, .. } if *id == run)));
+    assert!(matches!(
+        events.last(),
+        Some(Event::GttLoaded { reload: true, .. })
+    ));
+    assert!(g.ensure_resident(run, false));
+}
+
+#[test]
+fn samples_feed_vmcg_the_vm_cpu_time_and_the_pool_its_utilization() {
+    let mut g = i915(8);
+    let a = g.place(128, 0, 1, 0).unwrap();
+    g.attach(a).unwrap();
+    g.sched.start(a, 0).unwrap();
+    *g.rec.cpu_ns.borrow_mut() = vec![Some(7 * MS)];
+    g.sched.queued(a, 0, 0).unwrap();
+    assert_eq!(g.pick(CPU_SAMPLE_NS), Ok(Some(a)));
+    assert_eq!(g.sched.stats(a).map(|s| s.cpu_ns), Some(7 * MS));
+    g.sched.dispatched(a, 0, 0, CPU_SAMPLE_NS).unwrap();
+    let period = g.pool.tunables().sample_period_ns();
+    g.sched
+        .completed(a, 0, period / 2, CPU_SAMPLE_NS + period / 2)
+        .unwrap();
+    // The first sample, a period after the engine began (none before):
+    // busy half a period of the time since then, in ppm.
+    assert_eq!(g.pool.utilization(a), Some(0));
+    let now = CPU_SAMPLE_NS + period;
+    g.pick(now).unwrap();
+    let ppm = u32::try_from(period / 2 * 1_000_000 / now).unwrap();
+    assert_eq!(g.pool.utilization(a), Some(ppm));
+    assert_eq!(g.rec.inconsistencies(), 0);
+}
