@@ -44,12 +44,7 @@ mod tests {
             })
         };
         let init = init.as_ref().map_err(|_| EINVAL)?;
-        let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
-        // SAFETY: `b` is valid for one `Pool` and does not overlap `init`; the
-        // pool is plain data, so a bitwise copy of a valid value is valid.
-        unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
-        // SAFETY: Initialised just above.
-        let mut b = unsafe { b.assume_init() };
+        let mut b = KBox::new_copy(init, GFP_KERNEL)?;
         b.reconfigure(slots, ENTRIES_PER_SLOT).map_err(|_| EINVAL)?;
         b.set_allocator(allocator).map_err(|_| EINVAL)?;
         Ok(b)

@@ -165,18 +165,11 @@ impl From<CoreError> for Error {
 // The scheduler (about 7 KB) and the slot pool (about 10 KB) must not be
 // built on a 16 KB kernel stack: their constructors are `const`, so they are
 // evaluated at compile time and copied from read-only data straight into
-// their heap allocations.
+// their heap allocations (`KBox::new_copy`).
 
 #[inline(never)]
 fn boxed_sched() -> Result<KBox<Sched>> {
-    let init: &'static Sched = &const { Sched::new() };
-    let mut b = KBox::<Sched>::new_uninit(GFP_KERNEL)?;
-    // SAFETY: `b` is valid for one `Sched` and does not overlap `init`. The
-    // scheduler is plain data (no pointers, no `Drop`), so a bitwise copy of
-    // a valid value is a valid value.
-    unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
-    // SAFETY: Initialised just above.
-    Ok(unsafe { b.assume_init() })
+    Ok(KBox::new_copy(&const { Sched::new() }, GFP_KERNEL)?)
 }
 
 #[inline(never)]
@@ -190,11 +183,7 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
         })
     };
     let init = init.as_ref().map_err(|e| *e)?;
-    let mut b = KBox::<Pool>::new_uninit(GFP_KERNEL)?;
-    // SAFETY: As in `boxed_sched`: the pool is plain data.
-    unsafe { b.as_mut_ptr().copy_from_nonoverlapping(init, 1) };
-    // SAFETY: Initialised just above.
-    let mut pool = unsafe { b.assume_init() };
+    let mut pool = KBox::new_copy(init, GFP_KERNEL)?;
     pool.reconfigure(cfg.slots, cfg.low_shared_entries)?;
     if !cfg.relocate {
         pool.set_relocation(false);

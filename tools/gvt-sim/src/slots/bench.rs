@@ -60,22 +60,22 @@ fn measure<const V: usize>(kind: AllocatorKind, n: usize, m: u16) -> (f64, f64, 
     let last = (n - 1) as u8;
     let _ = pre.destroy(last, 0);
     let create = time(iters, || {
-        let mut p = pre.clone();
+        let mut p = pre;
         black_box(p.create(last, (m / 4).max(1), 30_000 * MS).ok());
     }) - time(iters, || {
-        black_box(pre.clone());
+        black_box(pre);
     });
-    let mut sp = base.clone();
+    let mut sp = base;
     let mut k = 0u8;
     let switch = time(iters * 10, || {
         k = (k + 1) % n as u8;
         black_box(sp.switch_in(k, 30_000 * MS).ok());
     });
     let replace = time(iters, || {
-        let mut p = base.clone();
+        let mut p = base;
         black_box(p.replace_now());
     }) - time(iters, || {
-        black_box(base.clone());
+        black_box(base);
     });
     (create.max(0.0), switch, replace.max(0.0))
 }

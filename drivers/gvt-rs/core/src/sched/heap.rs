@@ -11,6 +11,7 @@ use super::fixed::vdiff;
 const NONE: u16 = u16::MAX;
 
 /// Min-heap over ids `0..N`.
+#[derive(Clone, Copy)]
 pub(crate) struct IdHeap<const N: usize> {
     heap: [u16; N],
     pos: [u16; N],

@@ -31,6 +31,7 @@ use super::{
 };
 
 /// The scheduler of one GPU with room for `N` vGPUs.
+#[derive(Clone, Copy)]
 pub struct Scheduler<const N: usize> {
     pub(super) policy: Policy,
     pub(super) tun: Tunables,

@@ -57,6 +57,7 @@ pub enum WakeRule {
 }
 
 /// SFQ state for up to `N` vGPUs.
+#[derive(Clone, Copy)]
 pub(crate) struct Sfq<const N: usize> {
     heap: IdHeap<N>,
     tag: [u64; N],

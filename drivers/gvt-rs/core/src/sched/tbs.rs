@@ -34,6 +34,7 @@ pub(crate) enum Target {
 }
 
 /// TBS state for up to `N` vGPUs.
+#[derive(Clone, Copy)]
 pub(crate) struct Tbs<const N: usize> {
     prev: [u16; N],
     next: [u16; N],

@@ -22,6 +22,7 @@ use super::fixed::mul_div_sat;
 use super::sfq::VSCALE;
 
 /// Throttle state for up to `N` vGPUs.
+#[derive(Clone, Copy)]
 pub(crate) struct Throttle<const N: usize> {
     pub(crate) usage: [u64; N],
 }

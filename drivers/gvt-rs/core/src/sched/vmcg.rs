@@ -47,6 +47,7 @@ pub(crate) struct VmcgCfg {
 }
 
 /// VMCG state for up to `N` vGPUs.
+#[derive(Clone, Copy)]
 pub(crate) struct Vmcg<const N: usize> {
     order: [u16; N],
     len: usize,

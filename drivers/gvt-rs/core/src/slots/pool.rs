@@ -108,7 +108,7 @@ pub struct Created<const V: usize> {
 /// Every vGPU in use has `1 <= size <= slots` and `start + size <= slots`:
 /// it lies inside the pool and its range is never split. Only vGPUs in use
 /// own slots in the residency table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct SlotPool<const V: usize, const M: usize> {
     m: u16,
     low_entries: u32,
