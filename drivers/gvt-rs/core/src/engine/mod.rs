@@ -336,7 +336,7 @@ impl<const V: usize> VgpuTable<V> {
     /// about 1 ms once per `gm_replace_period_ms`). The pool's deferred mode
     /// would let a caller plan it outside its locks; it needs a work item
     /// and a preallocated copy of the pool, and the kernel does not use it.
-    pub fn sample<P, O, const S: usize>(
+    fn sample<P, O, const S: usize>(
         &mut self,
         sched: &mut Scheduler<V>,
         pool: &mut SlotPool<V, S>,
