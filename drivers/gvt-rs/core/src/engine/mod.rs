@@ -184,8 +184,10 @@ impl<const V: usize> VgpuTable<V> {
 
     /// Places the graphics memory of a new vGPU (GVT-g: `alloc_high`, which
     /// comes before the vGPU reaches the scheduler) and reserves its id, the
-    /// lowest free one. [`Error::NoSpace`] when the table is full, or the
-    /// vGPU does not fit the pool or the low GM left.
+    /// lowest free one. `(high_mb, low_mb, weight)` are its high and low GM,
+    /// MB, and its type's weight. [`Error::NoSpace`] when the table is full
+    /// or the vGPU does not fit the pool or the low GM left; the pool's
+    /// error for a high GM size it refuses (not a multiple of the slot).
     pub fn place<P, O, const S: usize>(
         &mut self,
         cfg: &GpuConfig,
