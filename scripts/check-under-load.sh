@@ -5,8 +5,9 @@
 # with HOGS CPU-bound processes (default 1: "another build on the other
 # core" of a 2-core machine) running beside them at normal priority, from
 # the first run's start to the last run's end. Stops at the first failing
-# run. Each run's output is kept in $GVT_RS_CACHE/under-load/run-N.log; the
-# summary gives each run's closing line and duration, and the load average
+# run. Each run's output is kept in $GVT_RS_CACHE/under-load/run-N.log and
+# the serial logs of its VMs in run-N-build-*-vm-check*.log; the summary
+# gives each run's closing line and duration, and the load average
 # the machine saw.
 #
 #   scripts/check-under-load.sh [RUNS]      (make check-under-load)
@@ -54,6 +55,12 @@ for ((n = 1; n <= runs; n++)); do
 	last=$(tail -n 1 "$out/run-$n.log")
 	printf 'run %d: exit %d, %d s, %s, load average %s\n' "$n" "$rc" \
 		"$(($(date +%s) - t))" "$last" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$summary"
+	# The serial logs of the VMs of this run (the next run overwrites
+	# them): the figures behind each ok line.
+	for f in "$BUILD_DIR"-vm/vm-check.log "$BUILD_DIR"-vm/vm-check-debian.log \
+		"$BUILD_DIR"-kasan/vm-check.log; do
+		[ ! -f "$f" ] || cp "$f" "$out/run-$n-$(basename "$(dirname "$f")")-$(basename "$f")"
+	done
 	[ "$rc" -eq 0 ] || break
 done
 cat "$summary"
