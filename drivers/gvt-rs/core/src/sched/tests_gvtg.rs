@@ -238,13 +238,6 @@ impl<const N: usize> Gvt<N> {
             let backlog = (0..N).any(|i| self.q[i].iter().any(|q| !q.is_empty()));
             if backlog && self.running.iter().all(Option::is_none) {
                 self.stall_ns += t - self.now;
-                if std::env::var("GVTG_TRACE").is_ok() && t > self.now {
-                    std::eprintln!(
-                        "stall {} -> {}: gvt cur {:?} next {:?} resched {} sw {:?} core cur {:?} step {:?} inflight {}",
-                        self.now, t, self.current, self.next, self.need_reschedule, self.sw,
-                        self.gpu.sched.current(), self.gpu.sched.switch_step(self.now), self.gpu.sched.gpu_stats().inflight
-                    );
-                }
             }
             self.now = t;
             for e in 0..ENGINES {
