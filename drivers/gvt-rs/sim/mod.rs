@@ -26,16 +26,38 @@ mod ring;
 mod vdev;
 
 use crate::engine::{
-    sysfs::{self as esysfs, GpuDir, VgpuDir},
-    Engine, GpuConfig, Provider, VgpuId, VgpuType, MAX_VGPUS,
+    sysfs::{
+        self as esysfs,
+        GpuDir,
+        VgpuDir, //
+    },
+    Engine,
+    GpuConfig,
+    Provider,
+    VgpuId,
+    VgpuType,
+    MAX_VGPUS, //
 };
-use crate::gvt_core::slots::{mb_to_slots, Move, ENTRIES_PER_SLOT};
-use crate::timer::{Timer, TimerTarget};
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::gvt_core::slots::{
+    mb_to_slots,
+    Move,
+    ENTRIES_PER_SLOT, //
+};
+use crate::timer::{
+    Timer,
+    TimerTarget, //
+};
+use core::sync::atomic::{
+    AtomicU32,
+    AtomicU64,
+    Ordering, //
+};
 use kernel::{
     class,
     device::Device,
-    mdev, new_mutex, new_spinlock,
+    mdev,
+    new_mutex,
+    new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
@@ -44,10 +66,18 @@ use kernel::{
         Mutex,
         SpinLock, //
     },
-    sysfs::{Buffer, Dir, Parent},
+    sysfs::{
+        Buffer,
+        Dir,
+        Parent, //
+    },
     task::Task,
-    time::{delay::fsleep, Delta},
+    time::{
+        delay::fsleep,
+        Delta, //
+    },
     vfio,
+    warn_on, //
 };
 use vdev::Vgpu;
 
@@ -318,7 +348,9 @@ impl SimGpu {
             let drained = st.running.iter().all(Option::is_none);
             let mut picked = false;
             if drained && eng.need_resched() {
-                let _ = eng.pick(self);
+                // The engine refuses a decision only with work in flight,
+                // and ours drained: `running` mirrors its in-flight count.
+                warn_on!(eng.pick(self).is_err());
                 picked = true;
             }
             let mut dispatched = false;
@@ -365,7 +397,9 @@ impl SimGpu {
             let Some(r) = st.running.get_mut(e).and_then(Option::take) else {
                 return;
             };
-            let _ = self.engine.completed(r.vgpu, e, r.w.duration_ns);
+            // `r` was dispatched and its vGPU is not destroyed before its
+            // workloads complete (`remove`), so the engine expects it.
+            warn_on!(self.engine.completed(r.vgpu, e, r.w.duration_ns).is_err());
             self.schedule_locked(&mut st);
             let v = st.vgpus.get(usize::from(r.vgpu)).and_then(Option::clone);
             if v.is_some() {
@@ -416,7 +450,8 @@ impl SimGpu {
 
     /// Stops `id`: the engine forgets its queued work, and so do we.
     fn stop_locked(&self, st: &mut SimState, id: VgpuId) {
-        let _ = self.engine.stop(id);
+        // Only live vGPUs are stopped: the engine knows `id`.
+        warn_on!(self.engine.stop(id).is_err());
         if let Some(Some(q)) = st.queues.get_mut(usize::from(id)) {
             for r in q.iter_mut() {
                 r.clear();
@@ -438,7 +473,8 @@ impl SimGpu {
         let (v, dir) = match Self::new_vgpu(gpu, id, ty_idx, dev) {
             Ok(v) => v,
             Err(e) => {
-                let _ = this.engine.destroy_vgpu(this, id);
+                // Just created, so destroying it cannot fail.
+                warn_on!(this.engine.destroy_vgpu(this, id).is_err());
                 return Err(e);
             }
         };
