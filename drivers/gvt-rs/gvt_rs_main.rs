@@ -20,7 +20,7 @@ use kernel::{
         Buffer,
         Dir,
         Parent, //
-    },
+    }, //
 };
 
 mod core_kunit;

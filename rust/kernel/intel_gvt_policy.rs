@@ -60,7 +60,7 @@ use crate::{
     types::{
         ForeignOwnable,
         Opaque, //
-    },
+    }, //
 };
 use core::{
     marker::PhantomData,
@@ -71,7 +71,7 @@ use core::{
     sync::atomic::{
         AtomicBool,
         Ordering, //
-    },
+    }, //
 };
 
 /// A vGPU scheduling policy.

@@ -35,7 +35,7 @@ use crate::{
             ARef,
             AlwaysRefCounted, //
         },
-        Mutex,
+        Mutex, //
     },
     types::Opaque,
     uaccess::{

@@ -18,12 +18,18 @@
 //! is simulated. Its per-GPU directory is `/sys/kernel/gvt_rs/<address>/`,
 //! as the i915 provider names a real GPU's.
 
-use super::{DriverRegistration, Instance};
+use super::{
+    DriverRegistration,
+    Instance, //
+};
 use crate::Global;
 use core::{
     pin::Pin,
     ptr,
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{
+        AtomicPtr,
+        Ordering, //
+    }, //
 };
 use kernel::{
     device::Core,

@@ -12,7 +12,14 @@
 
 use super::MAX_DURATION_US;
 
-use crate::protocol::{DESC_IRQ, DESC_SIZE, OP_EXEC, PAGE_BYTES, RING_MAX, STATUS_RECORD};
+use crate::protocol::{
+    DESC_IRQ,
+    DESC_SIZE,
+    OP_EXEC,
+    PAGE_BYTES,
+    RING_MAX,
+    STATUS_RECORD, //
+};
 
 /// Smallest useful ring: a ring of one descriptor can never hold one. At
 /// most `RING_MAX - 1` descriptors are outstanding, so a V-Channel of
@@ -200,8 +207,15 @@ pub(super) fn status_record(ring: &GuestRing) -> [u8; STATUS_RECORD] {
 
 #[kernel::macros::kunit_tests(gvt_rs_sim_scanner)]
 mod tests {
-    use super::{Desc, Fault, GuestRing};
-    use crate::protocol::{DESC_SIZE, RING_MAX};
+    use super::{
+        Desc,
+        Fault,
+        GuestRing, //
+    };
+    use crate::protocol::{
+        DESC_SIZE,
+        RING_MAX, //
+    };
 
     fn raw(words: [u32; 8]) -> [u8; DESC_SIZE] {
         let mut b = [0u8; DESC_SIZE];

@@ -5,8 +5,17 @@
 mod sched;
 
 use gvt_core::sched::Policy;
-use sched::engine::{run, Config, MS, US};
-use sched::{plot, report, scenarios};
+use sched::engine::{
+    run,
+    Config,
+    MS,
+    US, //
+};
+use sched::{
+    plot,
+    report,
+    scenarios, //
+};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: gvt-sim COMMAND [options]

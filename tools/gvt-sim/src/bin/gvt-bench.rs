@@ -11,7 +11,12 @@
 //! may be busy). `cycle` is a whole uninstrumented cycle (complete, queue,
 //! tick, pick, dispatch), also the minimum batch mean.
 
-use gvt_core::sched::{Pick, Policy, Scheduler, Tunable};
+use gvt_core::sched::{
+    Pick,
+    Policy,
+    Scheduler,
+    Tunable, //
+};
 use gvt_core::VgpuId;
 use std::hint::black_box;
 use std::time::Instant;

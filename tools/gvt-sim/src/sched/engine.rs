@@ -20,12 +20,25 @@
 //! (FairGV's Algorithms 3 and 4: wake the vCPU and make its CPU reschedule).
 
 use gvt_core::engine::GpuConfig;
-use gvt_core::sched::{metrics, Fairness, Policy, Scheduler, Tunable};
+use gvt_core::sched::{
+    metrics,
+    Fairness,
+    Policy,
+    Scheduler,
+    Tunable, //
+};
 use gvt_core::slots::AllocatorKind;
-use gvt_core::testing::{Gpu, Recorder, Rng};
+use gvt_core::testing::{
+    Gpu,
+    Recorder,
+    Rng, //
+};
 use gvt_core::VgpuId;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{
+    BinaryHeap,
+    VecDeque, //
+};
 
 /// Room for vGPUs in the simulated GPU.
 pub const CAP: usize = 64;

@@ -2,9 +2,24 @@
 
 //! Reports: the reproductions as text tables.
 
-use super::engine::{run, Config, RunResult, MS, US};
-use super::scenarios::{self, FIG11_SIZES_US};
-use gvt_core::sched::{metrics, Pick, Policy, Scheduler, Tunable};
+use super::engine::{
+    run,
+    Config,
+    RunResult,
+    MS,
+    US, //
+};
+use super::scenarios::{
+    self,
+    FIG11_SIZES_US, //
+};
+use gvt_core::sched::{
+    metrics,
+    Pick,
+    Policy,
+    Scheduler,
+    Tunable, //
+};
 use std::fmt::Write;
 
 /// A policy with the throttle option.

@@ -2,7 +2,13 @@
 
 //! Built-in scenarios: the papers' experiments in the shape a DES can reproduce.
 
-use super::engine::{Config, Load, VmSpec, MS, US};
+use super::engine::{
+    Config,
+    Load,
+    VmSpec,
+    MS,
+    US, //
+};
 
 /// A named workload mix with its default settings.
 pub struct Scenario {

@@ -4,7 +4,12 @@
 //! number of vGPUs and slots (release build; wall-clock per call).
 
 use super::report::Table;
-use gvt_core::slots::{AllocatorKind, PoolConfig, SlotPool, ENTRIES_PER_SLOT};
+use gvt_core::slots::{
+    AllocatorKind,
+    PoolConfig,
+    SlotPool,
+    ENTRIES_PER_SLOT, //
+};
 use gvt_core::testing::Rng;
 use std::hint::black_box;
 use std::time::Instant;

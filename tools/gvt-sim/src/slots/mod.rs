@@ -12,12 +12,33 @@ pub mod sim;
 pub mod switchcost;
 pub mod workload;
 
-use gvt_core::slots::{layout, AllocatorKind, PoolConfig, ENTRIES_PER_SLOT};
+use gvt_core::slots::{
+    layout,
+    AllocatorKind,
+    PoolConfig,
+    ENTRIES_PER_SLOT, //
+};
 use gvt_core::testing::Rng;
-use policy::{PolicyKind, Pool};
-use report::{ratio, reduction, Table};
-use sim::{simulate, SimCfg};
-use workload::{mixed_set, same_workload, Class, VmSpec, TABLE2};
+use policy::{
+    PolicyKind,
+    Pool, //
+};
+use report::{
+    ratio,
+    reduction,
+    Table, //
+};
+use sim::{
+    simulate,
+    SimCfg, //
+};
+use workload::{
+    mixed_set,
+    same_workload,
+    Class,
+    VmSpec,
+    TABLE2, //
+};
 
 /// One millisecond in ns, the unit of the pool's `now`.
 const MS: u64 = 1_000_000;

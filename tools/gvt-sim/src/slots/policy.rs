@@ -13,7 +13,11 @@
 //! a palindrome: a slot shared by `k` busy vGPUs costs `k - 1` copies a
 //! round instead of `k`.
 
-use gvt_core::sched::{Pick, Policy, Scheduler};
+use gvt_core::sched::{
+    Pick,
+    Policy,
+    Scheduler, //
+};
 use gvt_core::slots::SlotPool;
 use gvt_core::VgpuId;
 

@@ -4,11 +4,32 @@
 //! incremental `dymgpu-size` still reaches Algorithm 1's layout, and what
 //! the copies cost when no allocator may move a vGPU.
 
-use super::policy::{PolicyKind, Pool};
-use super::report::{ratio, reduction, Table};
-use super::sim::{simulate, SimCfg};
-use super::workload::{mixed_set, same_workload, Class, VmSpec, TABLE2};
-use gvt_core::slots::{layout, AllocatorKind, PoolConfig, ENTRIES_PER_SLOT};
+use super::policy::{
+    PolicyKind,
+    Pool, //
+};
+use super::report::{
+    ratio,
+    reduction,
+    Table, //
+};
+use super::sim::{
+    simulate,
+    SimCfg, //
+};
+use super::workload::{
+    mixed_set,
+    same_workload,
+    Class,
+    VmSpec,
+    TABLE2, //
+};
+use gvt_core::slots::{
+    layout,
+    AllocatorKind,
+    PoolConfig,
+    ENTRIES_PER_SLOT, //
+};
 use gvt_core::testing::Rng;
 
 /// Counts over random creation sequences.

@@ -4,9 +4,21 @@
 //! scheduling policy choosing the switch order and a slot pool accounting
 //! the GTT copies of every switch.
 
-use super::policy::{make, PolicyKind, Pool};
-use super::workload::{jitter, VmSpec};
-use gvt_core::slots::{AllocatorKind, CopyStats, PoolConfig, ENTRIES_PER_SLOT};
+use super::policy::{
+    make,
+    PolicyKind,
+    Pool, //
+};
+use super::workload::{
+    jitter,
+    VmSpec, //
+};
+use gvt_core::slots::{
+    AllocatorKind,
+    CopyStats,
+    PoolConfig,
+    ENTRIES_PER_SLOT, //
+};
 use gvt_core::testing::Rng;
 
 /// Simulation parameters.

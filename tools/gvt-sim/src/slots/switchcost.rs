@@ -9,9 +9,24 @@
 //! recorded from `gvt-slots copybench`, not re-measured per run.
 
 use super::policy::PolicyKind;
-use super::report::{reduction, Table};
-use super::sim::{simulate, SimCfg, SimResult, COPY_PS_PER_ENTRY, SWITCH_FIXED_NS};
-use super::workload::{mixed_set, same_workload, Class, VmSpec, TABLE2};
+use super::report::{
+    reduction,
+    Table, //
+};
+use super::sim::{
+    simulate,
+    SimCfg,
+    SimResult,
+    COPY_PS_PER_ENTRY,
+    SWITCH_FIXED_NS, //
+};
+use super::workload::{
+    mixed_set,
+    same_workload,
+    Class,
+    VmSpec,
+    TABLE2, //
+};
 use gvt_core::slots::AllocatorKind;
 
 /// Sums of a few runs (one per seed).

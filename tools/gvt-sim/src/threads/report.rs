@@ -4,7 +4,14 @@
 //! 6 VMs, 10 runs each with seeded request arrivals, per-VM spread of the
 //! task time (request to completion) under FIFO and thread division.
 
-use super::{run, Charge, Gpu, Scheme, Task, Throttle};
+use super::{
+    run,
+    Charge,
+    Gpu,
+    Scheme,
+    Task,
+    Throttle, //
+};
 
 /// N x N matrix multiplication: N^2 threads of N multiply-adds; the lane
 /// time per thread is scaled so that 14K alone takes 1.155 s on 2048

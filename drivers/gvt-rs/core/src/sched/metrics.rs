@@ -24,7 +24,11 @@
 //! loss), so the overhead is `1 / sum(T_i / A_i)`: 1 is ideal, above 1 is
 //! throughput lost to sharing (switches, idle GPU, waiting CPUs).
 
-use super::fixed::{mul_div_round, mul_div_sat, PPM};
+use super::fixed::{
+    mul_div_round,
+    mul_div_sat,
+    PPM, //
+};
 
 const PPB: u64 = 1_000_000_000;
 

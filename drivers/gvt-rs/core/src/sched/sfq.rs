@@ -41,7 +41,10 @@
 //! around `u64` and are compared with wrapping differences; a stale tag more
 //! than 2^62 units away from `V` is treated as no debt.
 
-use super::fixed::{mul_div_sat, vdiff};
+use super::fixed::{
+    mul_div_sat,
+    vdiff, //
+};
 use super::heap::IdHeap;
 
 /// Virtual-time scale: a weight-`w` vGPU advances `VSCALE / w` units per ns.

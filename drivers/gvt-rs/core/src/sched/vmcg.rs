@@ -29,8 +29,17 @@
 //! sort with an explicit tie-break replaces the printed loop).
 
 use super::bitmap::Bitmap;
-use super::fixed::{exp_q16, mul_div_round, mul_div_sat, PPM, Q16_ONE};
-use super::vchannel::{Life, Vgpu};
+use super::fixed::{
+    exp_q16,
+    mul_div_round,
+    mul_div_sat,
+    PPM,
+    Q16_ONE, //
+};
+use super::vchannel::{
+    Life,
+    Vgpu, //
+};
 
 /// Cap on the pending count entering Eq. 2 (keeps the sums in 64 bits).
 const NUM_CAP: u64 = 1 << 20;

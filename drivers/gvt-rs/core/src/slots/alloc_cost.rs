@@ -38,7 +38,11 @@
 
 use super::alloc_dymsize::algorithm1;
 use super::monitor::FREQ_ONE;
-use super::plan::{first_free_window, Item, Items};
+use super::plan::{
+    first_free_window,
+    Item,
+    Items, //
+};
 use core::cmp::Ordering;
 
 /// Most local-search sweeps per starting layout.

@@ -5,8 +5,14 @@
 //! closed. Every rule is listed in `Documentation/gvt-rs/gm-slots.rst`.
 
 use super::plan::{
-    by_size_desc, first_free_window, has_exclusive, occupancy, shared_run, shared_slots, Item,
-    Items,
+    by_size_desc,
+    first_free_window,
+    has_exclusive,
+    occupancy,
+    shared_run,
+    shared_slots,
+    Item,
+    Items, //
 };
 
 /// Algorithm 1. Sets the start of every item of `items` (which it sorts by

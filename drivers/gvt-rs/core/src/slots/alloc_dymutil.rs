@@ -3,7 +3,12 @@
 //! `dymgpu-util`: DymGPU's utilization-based allocator (Algorithm 2), re-run
 //! every re-placement period from each vGPU's average utilization.
 
-use super::plan::{by_util_desc, first_free_window, occupancy, Items};
+use super::plan::{
+    by_util_desc,
+    first_free_window,
+    occupancy,
+    Items, //
+};
 
 /// Algorithm 2. Sorts `items` by non-increasing utilization (older first on
 /// ties), packs them from the left while each fits without sharing, and

@@ -73,15 +73,35 @@ mod tests;
 #[cfg(test)]
 mod tests_prop;
 
-pub use alloc_cost::{MAX_SWEEPS, MIN_HISTORY};
-pub use alloc_gscale::GSCALE_WEIGHT;
-pub use config::{AllocatorKind, Tunables, UTIL_WINDOW_MAX};
-pub use monitor::UTIL_FULL_PPM;
-pub use moves::{Move, Moves};
-pub use pool::{
-    mb_to_slots, Created, Placement, PoolConfig, ReplacePlan, SlotPool, HISTORY, MAX_VGPUS,
+pub use alloc_cost::{
+    MAX_SWEEPS,
+    MIN_HISTORY, //
 };
-pub use residency::{CopyRuns, SwitchPlan};
+pub use alloc_gscale::GSCALE_WEIGHT;
+pub use config::{
+    AllocatorKind,
+    Tunables,
+    UTIL_WINDOW_MAX, //
+};
+pub use monitor::UTIL_FULL_PPM;
+pub use moves::{
+    Move,
+    Moves, //
+};
+pub use pool::{
+    mb_to_slots,
+    Created,
+    Placement,
+    PoolConfig,
+    ReplacePlan,
+    SlotPool,
+    HISTORY,
+    MAX_VGPUS, //
+};
+pub use residency::{
+    CopyRuns,
+    SwitchPlan, //
+};
 pub use stats::CopyStats;
 
 /// Size of one high-GM slot in MB.
@@ -94,7 +114,10 @@ pub const ENTRY_BYTES: u32 = 8;
 /// Pure placement functions, exposed for the simulator, benchmarks and the
 /// optimal search: they compute layouts without touching a pool.
 pub mod layout {
-    use super::plan::{Item, Items};
+    use super::plan::{
+        Item,
+        Items, //
+    };
 
     /// One vGPU to lay out: `(id, size in slots, tie-break sequence,
     /// utilization ppm, switch-in rate)`.

@@ -4,14 +4,43 @@
 //! points the kernel calls under its slot lock.
 
 use super::alloc_dymsize;
-use super::alloc_dymutil::{self, algorithm2};
-use super::config::{AllocatorKind, Tunables};
-use super::monitor::{Monitor, FREQ_ONE, UTIL_FULL_PPM};
-use super::moves::{Move, Moves};
-use super::plan::{add_range, free_windows, occupancy, shared_slots, Item, Items};
-use super::residency::{Residency, SwitchPlan};
+use super::alloc_dymutil::{
+    self,
+    algorithm2, //
+};
+use super::config::{
+    AllocatorKind,
+    Tunables, //
+};
+use super::monitor::{
+    Monitor,
+    FREQ_ONE,
+    UTIL_FULL_PPM, //
+};
+use super::moves::{
+    Move,
+    Moves, //
+};
+use super::plan::{
+    add_range,
+    free_windows,
+    occupancy,
+    shared_slots,
+    Item,
+    Items, //
+};
+use super::residency::{
+    Residency,
+    SwitchPlan, //
+};
 use super::stats::CopyStats;
-use super::{alloc_cost, alloc_gscale, alloc_static, ENTRIES_PER_SLOT, SLOT_MB};
+use super::{
+    alloc_cost,
+    alloc_gscale,
+    alloc_static,
+    ENTRIES_PER_SLOT,
+    SLOT_MB, //
+};
 use super::{
     Error,
     VgpuId, //

@@ -13,7 +13,10 @@ extern crate std;
 use std::format;
 use std::vec::Vec;
 
-use super::layout::{self, Spec};
+use super::layout::{
+    self,
+    Spec, //
+};
 use super::*;
 
 /// One millisecond in ns, the unit of the pool's `now`.

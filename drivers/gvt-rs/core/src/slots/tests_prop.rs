@@ -14,7 +14,10 @@ extern crate std;
 use std::format;
 use std::vec::Vec;
 
-use super::layout::{self, Spec};
+use super::layout::{
+    self,
+    Spec, //
+};
 use super::*;
 use crate::testing::Rng;
 

@@ -23,7 +23,7 @@ use super::{
         turn_charge,
         wake_rule, //
     },
-    PolicyOps,
+    PolicyOps, //
 };
 
 /// The ops of `eevdf`.

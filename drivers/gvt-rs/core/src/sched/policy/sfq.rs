@@ -10,7 +10,7 @@ use super::{
         Tunable,
         WakeRule, //
     },
-    PolicyOps,
+    PolicyOps, //
 };
 
 /// The ops of `sfq`.

@@ -9,7 +9,7 @@ use super::{
         Scheduler,
         Tunable, //
     },
-    PolicyOps,
+    PolicyOps, //
 };
 
 /// The ops of `tbs`.
