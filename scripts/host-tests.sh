@@ -98,6 +98,12 @@ lint)
 	(cd "$GVT_RS_ROOT" && rustfmt --edition 2021 --check \
 		--config skip_children=true,newline_style=Unix $kfiles) ||
 		die "rustfmt: run 'rustfmt --edition 2021 FILE' on the files above"
+	log "vertical imports: every Rust file"
+	horizontal=$(cd "$GVT_RS_ROOT" && git ls-files -z '*.rs' | xargs -0 awk -f scripts/vertical-imports.awk)
+	[ -z "$horizontal" ] || {
+		printf '%s\n' "$horizontal" >&2
+		die "imports: one item a line, as in Documentation/rust/coding-guidelines.rst (end each list with '//' and run rustfmt)"
+	}
 	for c in "${crates[@]}"; do
 		log "rustfmt + clippy: $c"
 		(cd "$GVT_RS_ROOT/$c" && cargo fmt --check) || die "rustfmt: run 'cargo fmt' in $c"
