@@ -23,6 +23,7 @@ mod irq;
 pub mod pci;
 mod regs;
 mod ring;
+mod vchannel;
 mod vdev;
 
 use crate::engine::{
@@ -79,6 +80,10 @@ use kernel::{
     vfio,
     warn_on, //
 };
+use vchannel::{
+    VChannel,
+    Workload, //
+};
 use vdev::Vgpu;
 
 /// Number of engines of the simulated GPU (render and blitter).
@@ -132,86 +137,6 @@ pub static TYPES: [VgpuType; 4] = [
         resolution: "1920x1200",
     },
 ];
-
-/// A scanned descriptor on its way through a V-Channel and an engine.
-#[derive(Clone, Copy)]
-pub(crate) struct Workload {
-    seqno: u32,
-    duration_ns: u64,
-    queued_at: u64,
-    /// Interrupt on completion.
-    irq: bool,
-    /// The ring's generation when it was fetched ([`regs::Regs::epochs`]).
-    epoch: u32,
-    /// Its index in the guest ring.
-    index: u32,
-}
-
-const NO_WORK: Workload = Workload {
-    seqno: 0,
-    duration_ns: 0,
-    queued_at: 0,
-    irq: false,
-    epoch: 0,
-    index: 0,
-};
-
-impl Workload {
-    fn new(d: &ring::Desc, epoch: u32, index: u32) -> Self {
-        Self {
-            seqno: d.seqno,
-            duration_ns: u64::from(d.duration_us) * 1000,
-            queued_at: 0,
-            irq: d.flags & crate::protocol::DESC_IRQ != 0,
-            epoch,
-            index,
-        }
-    }
-}
-
-/// One V-Channel: a vGPU's FIFO of workloads for one engine.
-struct VChannel {
-    items: [Workload; QDEPTH],
-    head: usize,
-    len: usize,
-}
-
-impl VChannel {
-    const EMPTY: VChannel = VChannel {
-        items: [NO_WORK; QDEPTH],
-        head: 0,
-        len: 0,
-    };
-
-    fn is_full(&self) -> bool {
-        self.len >= QDEPTH
-    }
-
-    fn push(&mut self, w: Workload) -> Result {
-        if self.is_full() {
-            return Err(EAGAIN);
-        }
-        let idx = (self.head + self.len) % QDEPTH;
-        *self.items.get_mut(idx).ok_or(EINVAL)? = w;
-        self.len += 1;
-        Ok(())
-    }
-
-    fn pop(&mut self) -> Option<Workload> {
-        if self.len == 0 {
-            return None;
-        }
-        let w = *self.items.get(self.head)?;
-        self.head = (self.head + 1) % QDEPTH;
-        self.len -= 1;
-        Some(w)
-    }
-
-    fn clear(&mut self) {
-        self.head = 0;
-        self.len = 0;
-    }
-}
 
 struct Running {
     vgpu: VgpuId,
