@@ -298,7 +298,7 @@ pname=$(sed -n "s/^Node device '\{0,1\}\(mdev_[^ ']*\)'\{0,1\} defined.*/\1/p" \
 	/tmp/virsh_pdefine.out)
 check "nodedev-define makes an mdevctl definition with the attribute, creates nothing" sh -c \
 	"[ -n '$pname' ] && [ ! -e /sys/bus/mdev/devices/$up ] &&
-	 chroot $D mdevctl list --defined --dumpjson | grep -q '\"gvt_rs/weight\": \"6\"'"
+	 chroot $D mdevctl list --defined --dumpjson | grep '\"gvt_rs/weight\": \"6\"' >/dev/null"
 virsh nodedev-start "$pname" >/tmp/virsh_pstart.out 2>&1
 sed 's/^/# nodedev-start: /' /tmp/virsh_pstart.out
 check "nodedev-start creates it with weight 6" sh -c \
@@ -307,7 +307,8 @@ virsh nodedev-destroy "$pname" >/dev/null 2>&1
 virsh nodedev-undefine "$pname" >/tmp/virsh_pundefine.out 2>&1
 sed 's/^/# nodedev-undefine: /' /tmp/virsh_pundefine.out
 check "nodedev-destroy and nodedev-undefine leave neither vGPU nor definition" sh -c \
-	"[ ! -e /sys/bus/mdev/devices/$up ] && ! chroot $D mdevctl list --defined | grep -q '$up' &&
+	"[ ! -e /sys/bus/mdev/devices/$up ] &&
+	 ! chroot $D mdevctl list --defined | grep -F '$up' >/dev/null &&
 	 [ \$(cat $TYPES/$T/available_instances) = $avail ]"
 
 cleanup
