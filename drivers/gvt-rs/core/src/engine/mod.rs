@@ -270,16 +270,16 @@ impl<const V: usize> VgpuTable<V> {
         P: Provider + ?Sized,
         O: Observer + ?Sized,
     {
-        match self.meta(id) {
+        let slot = self.meta.get_mut(usize::from(id)).ok_or(Error::Invalid)?;
+        let m = match slot {
             Some(m) if m.attached => return Err(Error::Busy),
-            Some(_) => {}
+            Some(m) => *m,
             None => return Err(Error::Invalid),
-        }
+        };
         let moves = pool.destroy(id, now)?;
-        if let Some(m) = self.meta.get_mut(usize::from(id)).and_then(Option::take) {
-            if m.charged_low {
-                self.low_used_mb = self.low_used_mb.saturating_sub(m.low_mb);
-            }
+        *slot = None;
+        if m.charged_low {
+            self.low_used_mb = self.low_used_mb.saturating_sub(m.low_mb);
         }
         apply_moves(p, o, moves.as_slice());
         Ok(())

@@ -66,6 +66,7 @@ impl<const N: usize> IdHeap<N> {
     }
 
     fn place(&mut self, p: usize, id: u16) {
+        // Heap positions are below `len` <= N and ids below N: both exist.
         if let Some(h) = self.heap.get_mut(p) {
             *h = id;
         }
@@ -74,7 +75,8 @@ impl<const N: usize> IdHeap<N> {
         }
     }
 
-    fn sift_up(&mut self, mut p: usize) {
+    /// Moves the id at `p` up to its place; returns that place.
+    fn sift_up(&mut self, mut p: usize) -> usize {
         let id = self.at(p);
         while p > 0 {
             let parent = p.saturating_sub(1) / 2;
@@ -86,6 +88,7 @@ impl<const N: usize> IdHeap<N> {
             p = parent;
         }
         self.place(p, id);
+        p
     }
 
     fn sift_down(&mut self, mut p: usize) {
@@ -112,19 +115,18 @@ impl<const N: usize> IdHeap<N> {
 
     /// Inserts `id` with `key`, or updates its key if present.
     pub(crate) fn upsert(&mut self, id: usize, key: u64) {
-        if id >= N || id >= NONE as usize {
+        if id >= NONE as usize {
             return;
         }
-        if let Some(k) = self.key.get_mut(id) {
-            *k = key;
-        }
+        // Out of range (`id >= N`): ignored.
+        let Some(k) = self.key.get_mut(id) else {
+            return;
+        };
+        *k = key;
         match self.pos.get(id).copied() {
             Some(p) if p != NONE => {
-                let p = p as usize;
-                self.sift_up(p);
-                if let Some(&np) = self.pos.get(id) {
-                    self.sift_down(np as usize);
-                }
+                let np = self.sift_up(p as usize);
+                self.sift_down(np);
             }
             _ => {
                 if self.len >= N {
@@ -140,27 +142,25 @@ impl<const N: usize> IdHeap<N> {
 
     /// Removes `id` if present.
     pub(crate) fn remove(&mut self, id: usize) {
-        let Some(p) = self.pos.get(id).copied() else {
+        let Some(q) = self.pos.get_mut(id) else {
             return;
         };
+        let p = *q;
         if p == NONE || self.len == 0 {
             return;
         }
+        *q = NONE;
         let p = p as usize;
         self.len = self.len.saturating_sub(1);
         let last = self.at(self.len);
+        // `len` was at least 1 and at most N: the old last position exists.
         if let Some(h) = self.heap.get_mut(self.len) {
             *h = NONE;
         }
-        if let Some(q) = self.pos.get_mut(id) {
-            *q = NONE;
-        }
         if p < self.len {
             self.place(p, last);
-            self.sift_up(p);
-            if let Some(&np) = self.pos.get(last as usize) {
-                self.sift_down(np as usize);
-            }
+            let np = self.sift_up(p);
+            self.sift_down(np);
         }
     }
 

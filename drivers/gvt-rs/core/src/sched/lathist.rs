@@ -71,6 +71,7 @@ impl LatHist {
 
     /// Records one latency.
     pub(crate) fn record(&mut self, ns: u64) {
+        // `bucket` is at most `OVERFLOW`, the last bucket.
         if let Some(c) = self.count.get_mut(bucket(ns)) {
             *c = c.saturating_add(1);
         }

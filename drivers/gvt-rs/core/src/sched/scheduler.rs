@@ -169,17 +169,18 @@ impl<const N: usize> Scheduler<N> {
     // ---- lifecycle -----------------------------------------------------
 
     pub(super) fn vg(&self, id: usize) -> Result<&Vgpu, Error> {
-        match self.v.get(id) {
-            Some(g) if g.life != Life::Free => Ok(g),
-            _ => Err(Error::Invalid),
-        }
+        live(&self.v, id)
     }
 
     fn vg_mut(&mut self, id: usize) -> Result<&mut Vgpu, Error> {
-        match self.v.get_mut(id) {
-            Some(g) if g.life != Life::Free => Ok(g),
-            _ => Err(Error::Invalid),
-        }
+        live_mut(&mut self.v, id)
+    }
+
+    /// Recomputes the `vmcg` term of `id` after its pending count, weight or
+    /// lifecycle changed.
+    fn refresh_vmcg(&mut self, id: usize) -> Result<(), Error> {
+        self.vmcg.refresh(id, live(&self.v, id)?);
+        Ok(())
     }
 
     /// Creates vGPU `id` (stopped) with a weight and a graphics-memory size.
@@ -206,13 +207,11 @@ impl<const N: usize> Scheduler<N> {
     /// Destroys a stopped vGPU with no work in flight.
     pub fn destroy(&mut self, id: VgpuId) -> Result<(), Error> {
         let id = usize::from(id);
-        let g = self.vg(id)?;
+        let g = self.vg_mut(id)?;
         if g.life == Life::Started || g.inflight > 0 {
             return Err(Error::Busy);
         }
-        if let Some(s) = self.v.get_mut(id) {
-            *s = Vgpu::FREE;
-        }
+        *g = Vgpu::FREE;
         if self.current == Some(id) {
             self.current = None;
         }
@@ -234,9 +233,7 @@ impl<const N: usize> Scheduler<N> {
         // again, as if it had just been queued.
         if self.vg(id)?.backlogged() {
             self.activate(id, false);
-            if let Some(g) = self.v.get(id) {
-                self.vmcg.refresh(id, g);
-            }
+            self.refresh_vmcg(id)?;
         }
         self.note_withheld(now);
         Ok(())
@@ -277,9 +274,7 @@ impl<const N: usize> Scheduler<N> {
         self.backlogged.set(id, false);
         self.tbs.stop(id);
         self.sfq.deactivate(id);
-        if let Some(g) = self.v.get(id) {
-            self.vmcg.stop(id, g);
-        }
+        self.vmcg.stop(id, live(&self.v, id)?);
         if self.current == Some(id) {
             self.force = true;
         }
@@ -295,10 +290,9 @@ impl<const N: usize> Scheduler<N> {
             self.vg(id)?;
             return Err(Error::OutOfRange);
         }
-        self.vg_mut(id)?.weight = weight;
-        if let Some(g) = self.v.get(id) {
-            self.vmcg.refresh(id, g);
-        }
+        let g = live_mut(&mut self.v, id)?;
+        g.weight = weight;
+        self.vmcg.refresh(id, g);
         Ok(())
     }
 
@@ -340,9 +334,8 @@ impl<const N: usize> Scheduler<N> {
         if woke {
             g.ant.woke(now);
         }
-        if let Some(c) = g.ch.get_mut(engine) {
-            c.pending = c.pending.saturating_add(1);
-        }
+        let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
+        c.pending = c.pending.saturating_add(1);
         g.pending = g.pending.saturating_add(1);
         g.submitted = g.submitted.saturating_add(1);
         g.win_active = true;
@@ -354,9 +347,7 @@ impl<const N: usize> Scheduler<N> {
         if !was {
             self.activate(id, trip);
         }
-        if let Some(g) = self.v.get(id) {
-            self.vmcg.refresh(id, g);
-        }
+        self.refresh_vmcg(id)?;
         self.ops().queued(self, now);
         self.note_withheld(now);
         Ok(())
@@ -490,9 +481,8 @@ impl<const N: usize> Scheduler<N> {
         let id = usize::from(id);
         self.take_pending(id, engine)?;
         let g = self.vg_mut(id)?;
-        if let Some(c) = g.ch.get_mut(engine) {
-            c.inflight = c.inflight.saturating_add(1);
-        }
+        let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
+        c.inflight = c.inflight.saturating_add(1);
         g.inflight = g.inflight.saturating_add(1);
         g.dispatched = g.dispatched.saturating_add(1);
         g.record_latency(now.saturating_sub(queued_at));
@@ -501,9 +491,7 @@ impl<const N: usize> Scheduler<N> {
             self.turn_dispatched = self.turn_dispatched.saturating_add(1);
             self.ops().dispatched(self, id);
         }
-        if let Some(g) = self.v.get(id) {
-            self.vmcg.refresh(id, g);
-        }
+        self.refresh_vmcg(id)?;
         self.note_withheld(now);
         Ok(())
     }
@@ -575,9 +563,7 @@ impl<const N: usize> Scheduler<N> {
     pub fn cancelled(&mut self, id: VgpuId, engine: usize) -> Result<(), Error> {
         let id = usize::from(id);
         self.take_pending(id, engine)?;
-        if let Some(g) = self.v.get(id) {
-            self.vmcg.refresh(id, g);
-        }
+        self.refresh_vmcg(id)?;
         self.note_withheld(self.last_now);
         Ok(())
     }
@@ -749,6 +735,24 @@ impl<const N: usize> Scheduler<N> {
             running: self.current().is_some(),
             inflight: self.inflight,
         }
+    }
+}
+
+/// vGPU `id` of `v`, unless its slot is free ([`Error::Invalid`]). Free
+/// functions rather than methods, so that a caller can hold the vGPU while
+/// it updates the scheduler's other fields.
+fn live(v: &[Vgpu], id: usize) -> Result<&Vgpu, Error> {
+    match v.get(id) {
+        Some(g) if g.life != Life::Free => Ok(g),
+        _ => Err(Error::Invalid),
+    }
+}
+
+/// [`live`], mutable.
+fn live_mut(v: &mut [Vgpu], id: usize) -> Result<&mut Vgpu, Error> {
+    match v.get_mut(id) {
+        Some(g) if g.life != Life::Free => Ok(g),
+        _ => Err(Error::Invalid),
     }
 }
 

@@ -112,6 +112,7 @@ impl<const N: usize> Sfq<N> {
             WakeRule::MaxVF if d > 0 && d < (1 << 62) => f,
             _ => v,
         };
+        // The scheduler activates only ids it validated (below N).
         if let Some(t) = self.tag.get_mut(id) {
             *t = s;
         }
@@ -187,6 +188,7 @@ impl<const N: usize> Sfq<N> {
 
     /// Forgets `id`'s request (a new vGPU in its slot).
     pub(crate) fn forget(&mut self, id: usize) {
+        // `Scheduler::create` checked `id < N`.
         if let Some(r) = self.req.get_mut(id) {
             *r = 0;
         }
@@ -208,6 +210,7 @@ impl<const N: usize> Sfq<N> {
     pub(crate) fn note_turn(&mut self, id: usize, l: u64, wanted_more: bool, slice: u64) {
         let sample = if wanted_more { slice } else { l.min(slice) };
         let old = self.request(id, slice);
+        // A turn's vGPU is a validated id (below N).
         if let Some(r) = self.req.get_mut(id) {
             // old, sample <= slice <= 1e12 ns: no overflow.
             *r = old

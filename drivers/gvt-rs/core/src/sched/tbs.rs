@@ -78,6 +78,7 @@ impl<const N: usize> Tbs<N> {
     }
 
     fn set_link(arr: &mut [u16; N], i: u16, v: u16) {
+        // Only ids on the list (below N) are linked: never NIL.
         if let Some(x) = arr.get_mut(i as usize) {
             *x = v;
         }
@@ -152,6 +153,7 @@ impl<const N: usize> Tbs<N> {
         if self.on_list.get(id) {
             return;
         }
+        // The scheduler starts only ids it validated (below N).
         if let Some(t) = self.pri_time.get_mut(id) {
             *t = now.saturating_add(boost_ns);
         }
@@ -200,6 +202,7 @@ impl<const N: usize> Tbs<N> {
             }
             // Same rounding as upstream: ktime_divns(100ms, total) * weight.
             let unit = period_ns.checked_div(total).unwrap_or(0);
+            // Ids on the list are below N (`list_add_*` check).
             for i in self.on_list.iter() {
                 let w = v.get(i).map_or(0, |g| u64::from(g.weight));
                 let ts = unit.saturating_mul(w).min(i64::MAX as u64) as i64;
@@ -211,6 +214,7 @@ impl<const N: usize> Tbs<N> {
                 }
             }
         } else {
+            // Ids on the list are below N (`list_add_*` check).
             for i in self.on_list.iter() {
                 let a = self.allocated_ts.get(i).copied().unwrap_or(0);
                 if let Some(l) = self.left_ts.get_mut(i) {
@@ -226,6 +230,7 @@ impl<const N: usize> Tbs<N> {
             return;
         };
         let delta = now.saturating_sub(self.sched_in_time);
+        // The current vGPU is a validated id (below N).
         if let Some(l) = self.left_ts.get_mut(c) {
             *l = l.saturating_sub(delta.min(i64::MAX as u64) as i64);
         }

@@ -44,6 +44,7 @@ impl<const N: usize> Throttle<N> {
 
     /// Charges measured GPU time.
     pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
+        // The scheduler charges only ids it validated (below N).
         if let Some(u) = self.usage.get_mut(id) {
             *u = u.saturating_add(mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1))));
         }
@@ -55,6 +56,7 @@ impl<const N: usize> Throttle<N> {
         let mut o = *others;
         o.set(id, false);
         if let Some(m) = self.min_of(&o) {
+            // The scheduler activates only ids it validated (below N).
             if let Some(u) = self.usage.get_mut(id) {
                 *u = (*u).max(m);
             }

@@ -197,6 +197,7 @@ impl Tunables {
             }
             _ => {}
         }
+        // Every `Tunable` indexes the table (`TUNABLES` of them).
         if let Some(slot) = self.0.get_mut(t as usize) {
             *slot = val;
         }

@@ -82,6 +82,7 @@ fn get<T: Copy + Default>(a: &[T], i: usize) -> T {
 }
 
 fn put<T>(a: &mut [T], i: usize, v: T) {
+    // Indices are validated ids or counts of them: below N.
     if let Some(x) = a.get_mut(i) {
         *x = v;
     }
@@ -227,6 +228,7 @@ impl<const N: usize> Vmcg<N> {
             put(&mut self.slice_ns, id, t.min(cfg.ceiling_ns));
         }
         let slices = &self.slice_ns;
+        // One entry per backlogged id: `len <= N`.
         if let Some(o) = self.order.get_mut(..len) {
             o.sort_unstable_by(|&a, &b| {
                 get(slices, b as usize)

@@ -137,6 +137,7 @@ impl<const H: usize> Gaps<H> {
                 }
             }
             self.switches = self.switches.saturating_add(1);
+            // One class at most per history entry (at most `H`): a new one fits.
             let len = self.len;
             let list = self.list.get_mut(..len).unwrap_or(&mut []);
             if let Some(g) = list.iter_mut().find(|g| g.v == v && g.others == others) {
@@ -275,6 +276,7 @@ pub(crate) fn total_cost<const V: usize, const M: usize>(mk: &[u64; M], est: &Es
 pub(crate) fn freq_table<const V: usize>(items: &Items<V>) -> [u32; V] {
     let mut f = [0u32; V];
     for it in items.as_slice() {
+        // Items are vGPUs of a `V`-vGPU pool: `id < V`.
         if let Some(x) = f.get_mut(usize::from(it.id)) {
             *x = it.freq;
         }

@@ -40,6 +40,7 @@ impl Monitor {
 
     /// Records one utilization sample (already range-checked).
     pub(crate) fn sample(&mut self, ppm: u32, now_ms: u64) {
+        // `head` wraps below `RING`, the ring's length.
         if let Some(s) = self.samples.get_mut(self.head) {
             *s = ppm;
         }

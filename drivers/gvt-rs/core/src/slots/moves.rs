@@ -85,19 +85,20 @@ impl<const V: usize> Moves<V> {
         }
         let len = self.len;
         let list = self.list.get_mut(..len).unwrap_or(&mut []);
-        if let Some(pos) = list.iter().position(|o| o.id == m.id) {
-            let back = list.get(pos).is_some_and(|o| o.from == m.to);
-            if back {
-                // Remove by shifting the tail left (keeps the order).
-                if let Some(tail) = list.get_mut(pos..) {
-                    tail.rotate_left(1);
-                }
-                self.len = len.saturating_sub(1);
-            } else if let Some(o) = list.get_mut(pos) {
+        if let Some((pos, o)) = list.iter_mut().enumerate().find(|(_, o)| o.id == m.id) {
+            if o.from != m.to {
                 o.to = m.to;
+                return;
             }
+            // Back where it started: remove by shifting the tail left (keeps
+            // the order). `pos` was found in `list`.
+            if let Some(tail) = list.get_mut(pos..) {
+                tail.rotate_left(1);
+            }
+            self.len = len.saturating_sub(1);
             return;
         }
+        // At most one move per vGPU id (below `V`): never full here.
         if let Some(slot) = self.list.get_mut(len) {
             *slot = m;
             self.len = len.saturating_add(1);

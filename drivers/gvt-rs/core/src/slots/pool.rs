@@ -434,18 +434,17 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         if start.checked_add(size).is_none_or(|end| end > m) {
             return Err(Error::OutOfRange);
         }
+        let slot = self.vgpus.get_mut(idx).ok_or(Error::OutOfRange)?;
         // Commit: nothing below can fail.
         self.next_seq = seq.wrapping_add(1);
-        if let Some(v) = self.vgpus.get_mut(idx) {
-            *v = Vgpu {
-                state: State::Active,
-                size,
-                start,
-                seq,
-                mon: Monitor::new(now_ms),
-                stats: CopyStats::default(),
-            };
-        }
+        *slot = Vgpu {
+            state: State::Active,
+            size,
+            start,
+            seq,
+            mon: Monitor::new(now_ms),
+            stats: CopyStats::default(),
+        };
         let mut moves = Moves::new();
         self.apply(&layout, &mut moves);
         self.account(&moves);
@@ -464,12 +463,12 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// it held a slot nobody else used, the others are re-placed (returned).
     /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
     pub fn destroy(&mut self, id: VgpuId, _now: u64) -> Result<Moves<V>, Error> {
-        let v = *self.used(id)?;
-        let mut moves = Moves::new();
+        // Taken before the state changes: the layout `id` leaves.
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.state = State::Free;
-        }
+        let x = in_use_mut(&mut self.vgpus, id)?;
+        let v = *x;
+        x.state = State::Free;
+        let mut moves = Moves::new();
         self.generation = self.generation.wrapping_add(1);
         self.res.forget(id);
         for h in self.hist.iter_mut().filter(|h| **h == id) {
@@ -492,6 +491,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub fn switch_in(&mut self, id: VgpuId, now: u64) -> Result<SwitchPlan<V, M>, Error> {
         let now_ms = ms_of(now);
         let (mut plan, n) = self.load_range(id)?;
+        let x = in_use_mut(&mut self.vgpus, id)?;
         let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
         if low {
             plan.set_low(self.low_entries);
@@ -505,11 +505,10 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             move_slots: 0,
         };
         self.totals.add(&add);
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.stats.add(&add);
-            x.mon.note_switch(now_ms);
-        }
+        x.stats.add(&add);
+        x.mon.note_switch(now_ms);
         self.current = Some(id);
+        // `hist_head` wraps below `HISTORY`, the ring's length.
         if let Some(h) = self.hist.get_mut(self.hist_head) {
             *h = id;
         }
@@ -536,14 +535,13 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// first re-inserted (moves in the plan).
     pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
         let (plan, n) = self.load_range(id)?;
+        let x = in_use_mut(&mut self.vgpus, id)?;
         let add = CopyStats {
             high_slots: u64::from(n),
             ..CopyStats::ZERO
         };
         self.totals.add(&add);
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.stats.add(&add);
-        }
+        x.stats.add(&add);
         Ok(plan)
     }
 
@@ -569,13 +567,11 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// activity for the idle rule.
     pub fn sample(&mut self, id: VgpuId, busy_ppm: u32, now: u64) -> Result<(), Error> {
         let now_ms = ms_of(now);
-        self.used(id)?;
+        let x = in_use_mut(&mut self.vgpus, id)?;
         if busy_ppm > UTIL_FULL_PPM {
             return Err(Error::OutOfRange);
         }
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.mon.sample(busy_ppm, now_ms);
-        }
+        x.mon.sample(busy_ppm, now_ms);
         Ok(())
     }
 
@@ -681,11 +677,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     // -------------------------------------------------------------- internals
 
     fn used(&self, id: u8) -> Result<&Vgpu, Error> {
-        match self.vgpus.get(usize::from(id)) {
-            None => Err(Error::OutOfRange),
-            Some(v) if v.state == State::Free => Err(Error::Invalid),
-            Some(v) => Ok(v),
-        }
+        in_use(&self.vgpus, id)
     }
 
     /// Active vGPUs as planning items (utilization averaged, rates with the
@@ -751,6 +743,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 move_slots: u64::from(mv.slots),
                 ..CopyStats::default()
             };
+            // Moves name vGPUs of this pool (`apply`): below `V`.
             if let Some(v) = self.vgpus.get_mut(usize::from(mv.id)) {
                 v.stats.add(&add);
             }
@@ -772,29 +765,28 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     fn park(&mut self, id: u8, moves: &mut Moves<V>) {
-        let Ok(v) = self.used(id).copied() else {
+        // Taken before the state changes: the layout `id` leaves.
+        let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
+        let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
             return;
         };
-        let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.state = State::Parked;
-        }
+        let v = *x;
+        x.state = State::Parked;
         self.generation = self.generation.wrapping_add(1);
         self.after_remove(&item_of(id, &v), &occ_before, moves);
     }
 
     fn unpark(&mut self, id: u8, moves: &mut Moves<V>) {
-        let Ok(v) = self.used(id).copied() else {
+        // Taken before the state changes: the layout `id` joins.
+        let cur = self.active_items();
+        let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
             return;
         };
-        let cur = self.active_items();
-        let mut back = item_of(id, &v);
+        let mut back = item_of(id, x);
+        x.state = State::Active;
         back.freq = prior_freq(&cur);
         let l =
             alloc_dymsize::unpark::<V, M>(&cur, back, self.anchor, self.m, self.tun.relocation());
-        if let Some(x) = self.vgpus.get_mut(usize::from(id)) {
-            x.state = State::Active;
-        }
         self.apply(&l.items, moves);
         self.anchor = l.anchor;
     }
@@ -842,6 +834,26 @@ fn history(hist: &[u8; HISTORY], head: usize, len: usize) -> alloc_cost::Hist<'_
             older: hist.get(head..).unwrap_or(&[]),
             newer: hist.get(..head).unwrap_or(&[]),
         }
+    }
+}
+
+/// vGPU `id` of `vgpus`: `OutOfRange` if not below `V`, `Invalid` if free.
+/// A free function, so that a caller can hold the vGPU while it updates
+/// the pool's other fields.
+fn in_use(vgpus: &[Vgpu], id: u8) -> Result<&Vgpu, Error> {
+    match vgpus.get(usize::from(id)) {
+        None => Err(Error::OutOfRange),
+        Some(v) if v.state == State::Free => Err(Error::Invalid),
+        Some(v) => Ok(v),
+    }
+}
+
+/// [`in_use`], mutable.
+fn in_use_mut(vgpus: &mut [Vgpu], id: u8) -> Result<&mut Vgpu, Error> {
+    match vgpus.get_mut(usize::from(id)) {
+        None => Err(Error::OutOfRange),
+        Some(v) if v.state == State::Free => Err(Error::Invalid),
+        Some(v) => Ok(v),
     }
 }
 

@@ -168,6 +168,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
             return;
         };
         s.ant = None;
+        // `anticipation` found the hold's id in `s.v`.
         if let Some(g) = s.v.get_mut(h.id) {
             g.ant.hit(now.saturating_sub(h.from));
         }
@@ -186,6 +187,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     /// A hold still in force when its turn ends missed.
     fn turn_ended(&self, s: &mut Scheduler<N>, c: usize, now: u64) {
         if let Some(h) = s.ant.take() {
+            // `anticipation` found the hold's id in `s.v`.
             if let Some(g) = s.v.get_mut(h.id) {
                 g.ant.miss(now.saturating_sub(h.from));
             }

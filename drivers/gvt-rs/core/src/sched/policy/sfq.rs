@@ -58,6 +58,7 @@ pub(super) fn charge_turn<const N: usize>(s: &mut Scheduler<N>, c: usize, now: u
     let l = turn_charge(s, now);
     let w = s.v.get(c).map_or(1, |g| g.weight);
     s.sfq.charge(c, l, w);
+    // The vGPU whose turn ended is a validated id (below N).
     if let Some(g) = s.v.get_mut(c) {
         g.charged_ns = g.charged_ns.saturating_add(l);
     }

@@ -29,6 +29,7 @@ fn cfg<const N: usize>(s: &Scheduler<N>) -> VmcgCfg {
 
 impl<const N: usize> PolicyOps<N> for VmcgOps {
     fn started(&self, s: &mut Scheduler<N>, id: usize, _restart: bool, now: u64) {
+        // `Scheduler::start` validated `id`.
         if let Some(g) = s.v.get(id) {
             s.vmcg.start(id, g, now);
         }
