@@ -218,7 +218,7 @@ $missing"
 	echo "$config_sum" >"$out/.gvt-rs-config"
 fi
 if [ ! -f "$out/vmlinux" ]; then
-	log "series: building the production kernel from scratch (-j$jobs, about 15 minutes), log in $out/build.log"
+	log "series: building the production kernel from scratch (-j$jobs, 6 to 15 minutes), log in $out/build.log"
 else
 	log "series: rebuilding the production kernel incrementally, log in $out/build.log"
 fi
