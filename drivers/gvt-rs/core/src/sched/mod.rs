@@ -41,9 +41,9 @@
 //! [`Scheduler`] (`scheduler.rs`) keeps what every policy shares: the
 //! vGPU table, the backlogged set, the running turn. It asks the active
 //! policy through its ops table (`policy/`: the `PolicyOps` trait and one
-//! file per policy). `tunables.rs` has the tunables (sysfs names, ranges,
-//! defaults), `stats.rs` the statistics and the fairness window,
-//! `decision.rs` the answers to a provider. Each policy's own bookkeeping
+//! file per policy). `tunables.rs` has the tunables (ranges, defaults; the
+//! file names are the engine's), `stats.rs` the statistics and the fairness
+//! window, `decision.rs` the answers to a provider. Each policy's own bookkeeping
 //! is in `tbs.rs`, `vmcg.rs` and `sfq.rs` (`sfq` and `eevdf`); the usage
 //! throttle in `throttle.rs`, the interactivity classifier in
 //! `interact.rs`, `eevdf`'s think-time predictor in `anticipate.rs`.
