@@ -32,7 +32,7 @@ help:
 	@echo "  make kernel     build the kernel and gvt_rs.ko (incremental)"
 	@echo "  make host-test  cargo test of the policy core and tools"
 	@echo "  make check-under-load  make check RUNS times (5) in a row beside HOGS CPU hogs (1)"
-	@echo "  make host-lint  shellcheck on the scripts, rustfmt --check and clippy -D warnings on host crates"
+	@echo "  make host-lint  shellcheck on the scripts, rustfmt --check, clippy and rustdoc -D warnings on host crates"
 	@echo "  make vm-check   boot the VM and run selftests + KUnit"
 	@echo "  make shell      boot the VM with a shell"
 	@echo "  make bench      VM benchmarks: submission path, interactive frame rate, switch time (GVT_RS_BENCH=path,frames,switch)"

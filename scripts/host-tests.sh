@@ -114,10 +114,13 @@ lint)
 		die "imports: one item a line, as in Documentation/rust/coding-guidelines.rst (end each list with '//' and run rustfmt)"
 	}
 	for c in "${crates[@]}"; do
-		log "rustfmt + clippy: $c"
+		log "rustfmt + clippy + rustdoc: $c"
 		(cd "$GVT_RS_ROOT/$c" && cargo fmt --check) || die "rustfmt: run 'cargo fmt' in $c"
 		(cd "$GVT_RS_ROOT/$c" && cargo clippy --quiet --all-targets -- -D warnings) ||
 			die "clippy warnings in $c"
+		# Broken intra-doc links are what a reader of the docs trips on.
+		(cd "$GVT_RS_ROOT/$c" && RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps) ||
+			die "rustdoc warnings in $c"
 	done
 	;;
 *) die "usage: host-tests.sh test|lint" ;;

@@ -17,7 +17,7 @@ const SUB_BITS: u32 = 3;
 /// Largest power of two of microseconds with its own buckets (exclusive).
 const TOP: u32 = 25;
 
-/// Buckets of the histogram: the linear ones below [`SUB`] us, [`SUB`] per
+/// Buckets of the histogram: the linear ones below 8 us, 8 per
 /// power of two from `2^3` to `2^24` us, and one for everything longer.
 pub const LAT_BUCKETS: usize = (SUB as usize) * (1 + (TOP - SUB_BITS) as usize) + 1;
 

@@ -531,7 +531,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Reloads the running vGPU `id` after placements moved its range or
     /// gave its slots to another vGPU: the slots to copy, as
-    /// [`Pool::switch_in`] but without counting a switch. A parked vGPU is
+    /// [`SlotPool::switch_in`] but without counting a switch. A parked vGPU is
     /// first re-inserted (moves in the plan).
     pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
         let (plan, n) = self.load_range(id)?;
