@@ -131,8 +131,10 @@ pub enum GpuStat {
     Picks,
     /// Switches to another vGPU.
     Switches,
-    /// GPU time held back by the throttle, ns.
+    /// GPU time the policy left idle while work waited, ns.
     WithheldNs,
+    /// GPU time left idle while work waited past a decision's deadline, ns.
+    OverdueNs,
     /// `vmcg` credit rounds.
     Rounds,
     /// Workloads on the engines.
@@ -188,7 +190,7 @@ const fn gpu_stat(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
 }
 
 /// Every file of a GPU's directory.
-pub static GPU_FILES: AttributeGroup<GpuDir, 50> = AttributeGroup::new(
+pub static GPU_FILES: AttributeGroup<GpuDir, 51> = AttributeGroup::new(
     &GPU_FILES,
     [
         Attribute::read_write(c"policy", GpuKnob::Policy),
@@ -226,6 +228,7 @@ pub static GPU_FILES: AttributeGroup<GpuDir, 50> = AttributeGroup::new(
         gpu_stat(c"picks", GpuStat::Picks),
         gpu_stat(c"switches", GpuStat::Switches),
         gpu_stat(c"withheld_ns", GpuStat::WithheldNs),
+        gpu_stat(c"overdue_ns", GpuStat::OverdueNs),
         gpu_stat(c"vmcg_rounds", GpuStat::Rounds),
         gpu_stat(c"inflight", GpuStat::Inflight),
         gpu_stat(c"engines", GpuStat::Engines),
@@ -282,6 +285,7 @@ impl GpuStat {
             Self::Picks => line(buf, e.gpu_stats().picks),
             Self::Switches => line(buf, e.gpu_stats().switches),
             Self::WithheldNs => line(buf, e.gpu_stats().withheld_ns),
+            Self::OverdueNs => line(buf, e.gpu_stats().overdue_ns),
             Self::Rounds => line(buf, e.gpu_stats().rounds),
             Self::Inflight => line(buf, e.gpu_stats().inflight),
             Self::Engines => line(buf, e.config().engines),
@@ -436,6 +440,8 @@ pub enum VgpuStat {
     RoundTrips,
     /// `sfq_charged_ns`: GPU time plus idle time held for the vGPU.
     SfqChargedNs,
+    /// `withheld_ns`: GPU time held idle for its turns while others waited.
+    WithheldNs,
     /// `anticipate_hits`.
     AnticipateHits,
     /// `anticipate_misses`.
@@ -478,7 +484,7 @@ const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
 }
 
 /// Every file of a vGPU's directory.
-pub static VGPU_FILES: AttributeGroup<VgpuDir, 38> = AttributeGroup::new(
+pub static VGPU_FILES: AttributeGroup<VgpuDir, 39> = AttributeGroup::new(
     &VGPU_FILES,
     [
         Attribute::read_only(c"vgpu_id", VgpuKnob::Id),
@@ -507,6 +513,7 @@ pub static VGPU_FILES: AttributeGroup<VgpuDir, 38> = AttributeGroup::new(
         vgpu_stat(c"interactive", VgpuStat::Interactive),
         vgpu_stat(c"round_trips", VgpuStat::RoundTrips),
         vgpu_stat(c"sfq_charged_ns", VgpuStat::SfqChargedNs),
+        vgpu_stat(c"withheld_ns", VgpuStat::WithheldNs),
         vgpu_stat(c"anticipate_hits", VgpuStat::AnticipateHits),
         vgpu_stat(c"anticipate_misses", VgpuStat::AnticipateMisses),
         vgpu_stat(c"anticipate_held_ns", VgpuStat::AnticipateHeldNs),
@@ -547,6 +554,7 @@ impl VgpuStat {
             Self::Interactive => line(buf, u8::from(s.interactive)),
             Self::RoundTrips => line(buf, s.round_trips),
             Self::SfqChargedNs => line(buf, s.charged_ns),
+            Self::WithheldNs => line(buf, s.withheld_ns),
             Self::AnticipateHits => line(buf, s.anticipate_hits),
             Self::AnticipateMisses => line(buf, s.anticipate_misses),
             Self::AnticipateHeldNs => line(buf, s.anticipate_held_ns),

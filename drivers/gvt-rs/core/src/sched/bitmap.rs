@@ -51,6 +51,11 @@ impl Bitmap {
         !c.is_empty()
     }
 
+    /// Whether every member is also one of `of`.
+    pub(crate) fn is_subset(&self, of: &Self) -> bool {
+        self.w.iter().zip(of.w.iter()).all(|(a, b)| a & !b == 0)
+    }
+
     /// Intersection of two sets.
     pub(crate) fn and(&self, o: &Self) -> Self {
         let mut r = *self;

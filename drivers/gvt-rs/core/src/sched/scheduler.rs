@@ -56,6 +56,10 @@ pub struct Scheduler<const N: usize> {
     pub(super) picks: u64,
     pub(super) switches: u64,
     pub(super) withheld: Withheld,
+    /// The vGPUs with work queued when the policy last chose the idle
+    /// vGPU: work from any other arrived after that decision, which is then
+    /// due again at once (see `withheld.rs`).
+    pub(super) idled_over: Bitmap,
     /// The latest `now` of a call that updated `withheld`.
     pub(super) last_now: u64,
     /// `eevdf` anticipation hold in force, if any (`anticipate.rs`).
@@ -101,6 +105,7 @@ impl<const N: usize> Scheduler<N> {
             picks: 0,
             switches: 0,
             withheld: Withheld::new(),
+            idled_over: Bitmap::EMPTY,
             last_now: 0,
             ant: None,
         }
@@ -215,6 +220,8 @@ impl<const N: usize> Scheduler<N> {
         if self.current == Some(id) {
             self.current = None;
         }
+        // A stretch held for `id` ends with it.
+        self.note_withheld(self.last_now);
         Ok(())
     }
 
@@ -646,10 +653,18 @@ impl<const N: usize> Scheduler<N> {
         self.ops().next_timer(self, now, win)
     }
 
+    /// Whether the policy chose the idle vGPU while every vGPU now waiting
+    /// was already waiting: then that choice is the decision in force.
+    /// Otherwise work arrived after it and a decision is due at once.
+    pub(super) fn idle_decided_for_waiting(&self) -> bool {
+        self.current.is_none() && self.backlogged.is_subset(&self.idled_over)
+    }
+
     /// The deadline of the decision that leaves the GPU idle while a
-    /// started vGPU has work queued, or `None` if the GPU is not withheld
-    /// (see `withheld.rs`).
-    fn withheld_until(&self, now: u64) -> Option<u64> {
+    /// started vGPU has work queued and the vGPU it holds the GPU for
+    /// (`None`: the idle vGPU), or `None` if the GPU is not withheld (see
+    /// `withheld.rs`).
+    fn withheld_until(&self, now: u64) -> Option<(u64, Option<usize>)> {
         if self.inflight > 0 {
             return None;
         }
@@ -663,13 +678,24 @@ impl<const N: usize> Scheduler<N> {
         if !waiting {
             return None;
         }
-        Some(self.ops().withheld_deadline(self, now))
+        // A forced decision (a wake-up that preempts, a policy switch, a
+        // stopped current vGPU) is due now, whatever the turn's deadline.
+        let until = if self.force {
+            now
+        } else {
+            self.ops().withheld_deadline(self, now)
+        };
+        Some((until, self.ops().withheld_for(self)))
     }
 
     fn note_withheld(&mut self, now: u64) {
         let now = now.max(self.last_now);
-        let until = self.withheld_until(now);
-        self.withheld.update(now, until);
+        let next = self.withheld_until(now);
+        if let Some(c) = self.withheld.update(now, next) {
+            if let Some(g) = c.holder.and_then(|h| self.v.get_mut(h)) {
+                g.withheld_ns = g.withheld_ns.saturating_add(c.ns);
+            }
+        }
         self.last_now = now;
     }
 
@@ -713,6 +739,7 @@ impl<const N: usize> Scheduler<N> {
         self.idle_since = None;
         let Some(vgpu) = chosen else {
             self.turn_slice = 0;
+            self.idled_over = self.backlogged;
             return Ok(Pick::Idle);
         };
         self.turn_slice = self.ops().begin_turn(self, usize::from(vgpu));

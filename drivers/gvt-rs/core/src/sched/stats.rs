@@ -76,6 +76,10 @@ pub struct VgpuStats {
     /// `sfq`/`eevdf`: service charged to its tag since creation (GPU time
     /// plus GPU time held idle for it), ns.
     pub charged_ns: u64,
+    /// GPU time the policy held idle for this vGPU's turns while other
+    /// vGPUs had work queued, up to each decision's deadline (its part of
+    /// [`GpuStats::withheld_ns`]), ns.
+    pub withheld_ns: u64,
     /// `eevdf` anticipation: holds ended by its submission.
     pub anticipate_hits: u64,
     /// `eevdf` anticipation: holds that ended without its submission.
@@ -99,6 +103,10 @@ pub struct GpuStats {
     /// GPU time the policy chose to leave idle while a started vGPU had
     /// work queued, up to each decision's deadline (see `withheld.rs`), ns.
     pub withheld_ns: u64,
+    /// GPU time left idle while work waited past a decision's deadline:
+    /// how late the machine acted on the policy's decisions (timers, work
+    /// items, descheduled CPUs), not a choice of the policy, ns.
+    pub overdue_ns: u64,
 }
 
 impl<const N: usize> Scheduler<N> {
@@ -149,6 +157,7 @@ impl<const N: usize> Scheduler<N> {
             rounds: self.vmcg.rounds,
             inflight: self.inflight,
             withheld_ns: self.withheld.total_ns(self.last_now),
+            overdue_ns: self.withheld.overdue_ns(self.last_now),
         }
     }
 
@@ -183,6 +192,9 @@ impl<const N: usize> Scheduler<N> {
             interactive: self.is_interactive(id),
             round_trips: g.ia.total,
             charged_ns: g.charged_ns,
+            withheld_ns: g
+                .withheld_ns
+                .saturating_add(self.withheld.open_for(id, self.last_now)),
             anticipate_hits: g.ant.hits,
             anticipate_misses: g.ant.misses,
             anticipate_held_ns: g.ant.held_ns,

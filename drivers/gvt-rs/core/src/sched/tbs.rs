@@ -306,6 +306,20 @@ impl<const N: usize> Tbs<N> {
         self.target.is_some()
     }
 
+    /// The started vGPU with nothing queued and the most time slice left
+    /// (the lowest id of equals), if any has some: whose share keeps the
+    /// GPU idle while the vGPUs with work wait for the next balance.
+    pub(crate) fn reserved_for(&self, started: &Bitmap, backlogged: &Bitmap) -> Option<usize> {
+        let mut best: Option<(usize, i64)> = None;
+        for id in started.iter().filter(|&id| !backlogged.get(id)) {
+            let left = self.left_ts.get(id).copied().unwrap_or(0);
+            if left > 0 && best.is_none_or(|(_, b)| left > b) {
+                best = Some((id, left));
+            }
+        }
+        best.map(|(id, _)| id)
+    }
+
     /// The switch happened at `now` (`sched_in_time` of the new vGPU).
     pub(crate) fn switched(&mut self, now: u64) {
         self.sched_in_time = now;

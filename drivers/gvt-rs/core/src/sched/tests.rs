@@ -944,6 +944,15 @@ fn issue187_withheld(policy: Policy) -> (u64, u64) {
     sim.run_until(6000 * MS);
     let w = sim.s.gpu_stats().withheld_ns - w0;
     let loss = alone.saturating_sub(sim.busy[0]);
+    // Whatever was withheld was held for the idle neighbour's turns: the
+    // busy vGPU never leaves another one waiting.
+    let (busy, idle) = (sim.s.stats(0).unwrap(), sim.s.stats(1).unwrap());
+    assert_eq!(busy.withheld_ns, 0, "{policy:?}");
+    assert_eq!(
+        idle.withheld_ns,
+        sim.s.gpu_stats().withheld_ns,
+        "{policy:?}"
+    );
     (w * 1_000_000 / (3000 * MS), loss * 1_000_000 / (3000 * MS))
 }
 
@@ -994,10 +1003,81 @@ fn withheld_counts_decisions_not_timer_latency() {
     s.tick(late);
     assert!(matches!(s.pick(late).unwrap(), Pick::Run { vgpu: 1, .. }));
     assert_eq!(s.gpu_stats().withheld_ns, thr);
+    assert_eq!(s.gpu_stats().overdue_ns, 5 * MS);
     // vGPU 1 dispatching ends the stretch.
     s.dispatched(1, 0, MS, late).unwrap();
     s.completed(1, 0, MS, late + MS).unwrap();
     assert_eq!(s.gpu_stats().withheld_ns, thr);
+    // The GPU was held for vGPU 0's turn, none of it for vGPU 1.
+    assert_eq!(s.stats(0).unwrap().withheld_ns, thr);
+    assert_eq!(s.stats(1).unwrap().withheld_ns, 0);
+}
+
+/// Two started vGPUs under `p`; vGPU 0 ran one workload and went idle, and
+/// the policy then chose the idle vGPU at `t`, returned.
+fn idled_after_one_workload(p: Policy) -> (Scheduler<4>, u64) {
+    let mut s = Scheduler::<4>::new();
+    s.set_policy(p, 0).unwrap();
+    for id in 0..2 {
+        s.create(id, 8, 512).unwrap();
+        s.start(id, 0).unwrap();
+    }
+    s.queued(0, 0, 0).unwrap();
+    assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu: 0, .. }));
+    s.dispatched(0, 0, 0, 0).unwrap();
+    s.completed(0, 0, MS, MS).unwrap();
+    // Well past any hold of the idle turn.
+    let t = 20 * MS;
+    s.tick(t);
+    assert!(s.need_resched(t), "{p:?}");
+    assert_eq!(s.pick(t).unwrap(), Pick::Idle, "{p:?}");
+    (s, t)
+}
+
+#[test]
+fn withheld_leaves_out_a_late_pick_after_the_idle_vgpu() {
+    // issue #25: on a loaded host, the vCPU that queued a workload on an
+    // idle GPU was descheduled before the pick that submission calls for;
+    // the time until the pick counted as withheld (58-89 us in the test
+    // VM) although the policy had decided nothing: the idle vGPU was
+    // chosen while nothing waited.
+    for p in [Policy::Sfq, Policy::Eevdf, Policy::Vmcg] {
+        let (mut s, t) = idled_after_one_workload(p);
+        s.queued(0, 0, t + US).unwrap();
+        assert!(s.need_resched(t + US), "{p:?}: a decision is due");
+        let late = t + US + 80 * US;
+        assert!(matches!(s.pick(late).unwrap(), Pick::Run { vgpu: 0, .. }));
+        let g = s.gpu_stats();
+        assert_eq!((g.withheld_ns, g.overdue_ns), (0, 80 * US), "{p:?}");
+        assert_eq!(s.stats(1).unwrap().withheld_ns, 0, "{p:?}");
+    }
+}
+
+#[test]
+fn withheld_leaves_out_a_late_pick_after_a_preempting_wakeup() {
+    // A wake-up that preempts the held turn makes the decision due at
+    // once: the time until the engine's pick is the engine's.
+    let mut s = Scheduler::<4>::new();
+    s.set_policy(Policy::Sfq, 0).unwrap();
+    for id in 0..2 {
+        s.create(id, 8, 512).unwrap();
+        s.start(id, 0).unwrap();
+    }
+    s.set_tunable(Tunable::SfqWakePreempt, 1, 0).unwrap();
+    let thr = s.tunable(Tunable::IdleThresholdUs) * US;
+    assert!(thr > 100 * US);
+    s.queued(0, 0, 0).unwrap();
+    assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu: 0, .. }));
+    s.dispatched(0, 0, 0, 0).unwrap();
+    s.completed(0, 0, MS, MS).unwrap();
+    // vGPU 1, owed service, wakes during vGPU 0's held turn.
+    s.queued(1, 0, MS + 10 * US).unwrap();
+    assert!(s.need_resched(MS + 10 * US));
+    let late = MS + 90 * US;
+    assert!(matches!(s.pick(late).unwrap(), Pick::Run { vgpu: 1, .. }));
+    let g = s.gpu_stats();
+    assert_eq!((g.withheld_ns, g.overdue_ns), (0, 80 * US));
+    assert_eq!(s.stats(0).unwrap().withheld_ns, 0);
 }
 
 // ---- eevdf, interactivity, latency percentiles ---------------------------

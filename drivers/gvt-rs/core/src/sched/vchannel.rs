@@ -58,6 +58,9 @@ pub(crate) struct Vgpu {
     /// `sfq`/`eevdf`: service charged to its tag (GPU time plus GPU time
     /// held idle for it), ns.
     pub(crate) charged_ns: u64,
+    /// GPU time held idle for its turns while other vGPUs' work waited
+    /// (closed stretches, `withheld.rs`), ns.
+    pub(crate) withheld_ns: u64,
     pub(crate) cpu_ns: u64,
     pub(crate) bytes: u64,
     pub(crate) win_busy_ns: u64,
@@ -90,6 +93,7 @@ impl Vgpu {
         ia: Interact::NEW,
         ant: Predictor::NEW,
         charged_ns: 0,
+        withheld_ns: 0,
         cpu_ns: 0,
         bytes: 0,
         win_busy_ns: 0,

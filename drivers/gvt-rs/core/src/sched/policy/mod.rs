@@ -128,13 +128,23 @@ pub(super) trait PolicyOps<const N: usize> {
     }
 
     /// The deadline of the decision that leaves the GPU idle while a vGPU
-    /// has work queued (see `withheld.rs`).
+    /// has work queued (see `withheld.rs`); a forced decision is due at
+    /// once without asking. With nothing current, the idle vGPU's turn
+    /// lasts until the policy's timer if the policy chose it with that work
+    /// in view; work that arrived after it asks for a decision now
+    /// (`has_candidate`).
     fn withheld_deadline(&self, s: &Scheduler<N>, now: u64) -> u64 {
         match s.turn_deadline() {
             Some(t) => t,
-            None if s.force => now,
-            None => s.next_timer(now),
+            None if s.idle_decided_for_waiting() => s.next_timer(now),
+            None => now,
         }
+    }
+
+    /// The vGPU the GPU is withheld for while it is (see `withheld.rs`):
+    /// the current one, whose turn it is; `None` for the idle vGPU.
+    fn withheld_for(&self, s: &Scheduler<N>) -> Option<usize> {
+        s.current
     }
 
     /// The turn of `c` ended at `now` (its idle time is accounted).

@@ -87,6 +87,14 @@ impl<const N: usize> PolicyOps<N> for TbsOps {
         }
     }
 
+    /// The idle vGPU runs while the vGPUs with work have used their time
+    /// slices: the GPU is kept for the share of a vGPU with slice left
+    /// and nothing queued.
+    fn withheld_for(&self, s: &Scheduler<N>) -> Option<usize> {
+        s.current
+            .or_else(|| s.tbs.reserved_for(&s.started, &s.backlogged))
+    }
+
     fn pick_next(&self, s: &mut Scheduler<N>, prev: Option<usize>, now: u64) -> Option<usize> {
         if s.tbs.target.is_none() {
             schedule(s, now, false);
