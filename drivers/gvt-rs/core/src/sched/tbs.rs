@@ -320,6 +320,25 @@ impl<const N: usize> Tbs<N> {
         best.map(|(id, _)| id)
     }
 
+    /// Whether a tick at `now` could find a vGPU of `backlogged` to run:
+    /// one on priority or with time slice left.
+    pub(crate) fn could_run(&self, backlogged: &Bitmap, now: u64) -> bool {
+        backlogged.iter().any(|id| {
+            (self.pri_sched.get(id) && now < self.pri_time.get(id).copied().unwrap_or(0))
+                || self.left_ts.get(id).copied().unwrap_or(0) > 0
+        })
+    }
+
+    /// The first tick, of those every `tick_ns` from `tick`, at which the
+    /// time slices are balanced again.
+    pub(crate) fn balance_tick(&self, tick: u64, tick_ns: u64) -> u64 {
+        if tick >= self.expire_time || tick_ns == 0 {
+            return tick.max(self.expire_time);
+        }
+        let ticks = (self.expire_time - tick).div_ceil(tick_ns);
+        tick.saturating_add(ticks.saturating_mul(tick_ns))
+    }
+
     /// The switch happened at `now` (`sched_in_time` of the new vGPU).
     pub(crate) fn switched(&mut self, now: u64) {
         self.sched_in_time = now;

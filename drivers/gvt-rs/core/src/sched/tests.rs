@@ -36,6 +36,8 @@ struct Sim<const N: usize> {
     picks: Vec<(u64, usize)>,
     last_dispatch: Vec<u64>,
     max_gap: Vec<u64>,
+    /// How late every policy timer fires, ns (a busy host).
+    timer_late: u64,
 }
 
 impl<const N: usize> Sim<N> {
@@ -55,6 +57,7 @@ impl<const N: usize> Sim<N> {
             picks: Vec::new(),
             last_dispatch: vec![0; N],
             max_gap: vec![0; N],
+            timer_late: 0,
         }
     }
 
@@ -114,7 +117,7 @@ impl<const N: usize> Sim<N> {
     fn run_until(&mut self, end: u64) {
         loop {
             self.drive();
-            let mut t = self.s.next_timer(self.now);
+            let mut t = self.s.next_timer(self.now).saturating_add(self.timer_late);
             if let Some((_, done, _)) = self.running {
                 t = t.min(done);
             }
@@ -1011,6 +1014,41 @@ fn withheld_counts_decisions_not_timer_latency() {
     // The GPU was held for vGPU 0's turn, none of it for vGPU 1.
     assert_eq!(s.stats(0).unwrap().withheld_ns, thr);
     assert_eq!(s.stats(1).unwrap().withheld_ns, 0);
+}
+
+#[test]
+fn withheld_under_tbs_is_the_same_with_late_ticks() {
+    // issue #25: in the test VM, tbs's 1 ms ticks fired late and each late
+    // tick moved GPU time from withheld to overdue, although a tick on
+    // time would have idled the GPU all the same until the next balance.
+    let run = |late: u64| {
+        let mut sim = Sim::<4>::new(Policy::Tbs);
+        sim.timer_late = late;
+        sim.add(0, 8);
+        sim.saturate[0] = Some(MS);
+        sim.add(1, 8);
+        sim.run_until(3000 * MS);
+        let g0 = sim.s.gpu_stats();
+        sim.measure();
+        sim.run_until(6000 * MS);
+        let g = sim.s.gpu_stats();
+        let (w, o) = (g.withheld_ns - g0.withheld_ns, g.overdue_ns - g0.overdue_ns);
+        (w, o, 3000 * MS - sim.busy[0])
+    };
+    let (w0, o0, idle0) = run(0);
+    assert_eq!(o0, 0);
+    let (w1, o1, idle1) = run(300 * US);
+    // The decisions are the same: withheld within 1 % of the period.
+    assert!(
+        w0.abs_diff(w1) <= 30 * MS,
+        "withheld {w0} on time, {w1} late"
+    );
+    // What the late ticks cost the busy vGPU is overdue.
+    assert!(o1 > 0);
+    assert!(
+        (w1 + o1).abs_diff(idle1) <= 30 * MS,
+        "{w1} + {o1} vs {idle1}"
+    );
 }
 
 /// Two started vGPUs under `p`; vGPU 0 ran one workload and went idle, and

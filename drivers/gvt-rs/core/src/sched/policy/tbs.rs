@@ -78,12 +78,23 @@ impl<const N: usize> PolicyOps<N> for TbsOps {
         }
     }
 
+    /// A decided switch is due at once. Otherwise the GPU idles until a
+    /// tick can find a vGPU with work to run: the next tick if one is on
+    /// priority or has time slice left (or the throttle, which a tick
+    /// re-evaluates, is on), else the tick that balances the time slices.
+    /// The ticks between those would decide the same: a tick that fires
+    /// late there costs no GPU time, so it is not overdue.
     fn withheld_deadline(&self, s: &Scheduler<N>, now: u64) -> u64 {
         if s.tbs.target.is_some() {
-            // A switch is decided: the engine asks for it at once.
-            now
+            return now;
+        }
+        let Some(tick) = s.tbs.next_tick else {
+            return now;
+        };
+        if s.tun.get(Tunable::Throttle) == 1 || s.tbs.could_run(&s.backlogged, tick) {
+            tick
         } else {
-            s.tbs.next_tick.unwrap_or(now)
+            s.tbs.balance_tick(tick, s.tick_ns())
         }
     }
 
