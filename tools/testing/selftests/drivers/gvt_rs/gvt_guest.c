@@ -29,12 +29,17 @@
  *                  interrupt ioctls, rings, every scanner fault, reset)
  *     -g           check the vGPU's GTT entries while running
  *     -r FILE      create FILE once the device is open and ready
+ *     -w FILE      then wait until FILE exists before the run starts, so
+ *                  that guests started one after the other run together
  *     -v N         N more threads that keep a CPU busy for the run, as
  *                  the vCPU threads of a busy VM do (default 0)
  *
  * A device request (the REQ eventfd: the host removes the vGPU) ends the
  * run early, as QEMU unplugs the device from its guest; what is queued
- * still completes.
+ * still completes. A run makes at least one round of submissions, however
+ * late its process gets a CPU. The report ends with the CPU time of the
+ * process (cpu_ns, every thread) and of its submitting thread
+ * (submit_cpu_ns), as the kernel accounted them.
  *
  * Exit status: 0 if every workload completed (and -g found no mismatch,
  * or -c no failure), 1 otherwise, 2 on an error (a failed vGPU included).
@@ -81,6 +86,18 @@
 /* A second mapping, which the self-check unmaps under a ring. */
 #define EXTRA_IOVA	0x50000000ull
 
+/*
+ * How long to wait for something the device must do (a completion, a
+ * fault, an interrupt) or for a run's queued work to complete. A wait
+ * that is answered returns at once: the limit only ends one whose answer
+ * never comes, so it is far longer than any stall of a loaded machine
+ * (a descheduled vCPU, a late timer or work item).
+ */
+#define ANSWER_MS	30000
+#define DRAIN_S		60
+/* How long -w waits for the test to start the run (or remove the vGPU). */
+#define START_S		120
+
 #define IRQ_SET_HDR	offsetof(struct vfio_irq_set, data)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -115,6 +132,16 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* CPU time of a clock: the process (every thread) or the calling thread. */
+static uint64_t cpu_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- BAR0 and configuration space ---------------------------------------- */
@@ -583,13 +610,14 @@ static uint64_t drain(int efd)
 }
 
 /*
- * Waits until engine e's status record counts n completions (up to 3 s),
- * then reads a register: the device writes the record and raises the
- * interrupt under one lock, so after that read the interrupt was sent.
+ * Waits until engine e's status record counts n completions (up to
+ * ANSWER_MS), then reads a register: the device writes the record and
+ * raises the interrupt under one lock, so after that read the interrupt
+ * was sent.
  */
 static int wait_done(struct dev *d, unsigned int e, uint32_t n)
 {
-	double end = now_s() + 3;
+	double end = now_s() + ANSWER_MS / 1000.0;
 
 	while (st_completed(d, e) < n && now_s() < end)
 		usleep(200);
@@ -597,10 +625,10 @@ static int wait_done(struct dev *d, unsigned int e, uint32_t n)
 	return st_completed(d, e) >= n;
 }
 
-/* Waits until the vGPU failed (up to 3 s). */
+/* Waits until the vGPU failed (up to ANSWER_MS). */
 static int wait_failed(struct dev *d)
 {
-	double end = now_s() + 3;
+	double end = now_s() + ANSWER_MS / 1000.0;
 
 	while (!(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED) &&
 	       now_s() < end)
@@ -1236,7 +1264,7 @@ static void ring_checks(struct dev *d)
 	drain(efd);
 	ret = queue(d, 1, 0xabc, 2000, 4096, GVT_SIM_DESC_IRQ) ?: doorbell(d, 1);
 	expect_ret(ret, 0, "a descriptor on engine 1 and its doorbell");
-	expect(wait_efd(efd, 3000) >= 1, "completion interrupt (MSI)");
+	expect(wait_efd(efd, ANSWER_MS) >= 1, "completion interrupt (MSI)");
 	expect_val(reg(d, GVT_SIM_REG_IRQ_STATUS), GVT_SIM_IRQ_ENGINE(1),
 		   "IRQ_STATUS: engine 1");
 	expect(s1->seqno == 0xabc && s1->completed == 1 && s1->gpu_ns == 2000000 &&
@@ -1289,18 +1317,50 @@ static void ring_checks(struct dev *d)
 	expect(!ret && wait_done(d, 0, 13) && status_rec(d, 0)->seqno == 0x204 &&
 	       rreg(d, 0, GVT_SIM_RING_HEAD) == 5 && status_rec(d, 0)->completed == 13,
 	       "5 more across the wrap: HEAD 5, 13 completed on engine 0");
-	expect(wait_efd(efd, 100) >= 1, "MSIs for them");
+	expect(wait_efd(efd, ANSWER_MS) >= 1, "MSIs for them");
 	setreg(d, GVT_SIM_REG_IRQ_STATUS, 0x3);
 	expect(reg(d, GVT_SIM_REG_SUBMITTED) == 15 && reg(d, GVT_SIM_REG_COMPLETED) == 15,
 	       "SUBMITTED and COMPLETED count both engines: 15");
-	/* A busy ring cannot be disabled. */
-	ret = queue(d, 0, 0x300, 50000, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
-	set_rreg(d, 0, GVT_SIM_RING_CTL, 0);
-	expect(!ret && rreg(d, 0, GVT_SIM_RING_CTL) == 1 &&
-	       (reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_BUSY),
-	       "disabling a busy ring is ignored; STATUS busy");
-	expect(wait_done(d, 0, 14) && !(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_BUSY),
-	       "... it completes; STATUS idle");
+	/*
+	 * A busy ring cannot be disabled. Judged only when the 50 ms workload
+	 * has still not completed after the write and the reads: the device
+	 * writes the status page and moves HEAD under the lock that the write
+	 * takes, so the ring was busy at the write. A guest stalled for the
+	 * whole workload (a descheduled vCPU) cannot tell: it lets the
+	 * workload complete, enables the ring again if the write (rightly)
+	 * disabled the idle ring, and tries again.
+	 */
+	{
+		uint32_t n0 = 0, ctl = 0, st = 0;
+		int judged = 0, attempts = 0;
+
+		while (!judged && attempts < 10) {
+			n0 = st_completed(d, 0);
+			ret = queue(d, 0, 0x300 + attempts, 50000, 0, GVT_SIM_DESC_IRQ) ?:
+			      doorbell(d, 0);
+			attempts++;
+			if (ret)
+				break;
+			set_rreg(d, 0, GVT_SIM_RING_CTL, 0);
+			ctl = rreg(d, 0, GVT_SIM_RING_CTL);
+			st = reg(d, GVT_SIM_REG_STATUS);
+			judged = st_completed(d, 0) == n0;
+			if (judged)
+				break;
+			if (ctl == 0) {
+				set_rreg(d, 0, GVT_SIM_RING_CTL, GVT_SIM_RING_CTL_ENABLE);
+				d->rings[0].tail = 0;
+				memset(status_rec(d, 0), 0, GVT_SIM_STATUS_STRIDE);
+			}
+			setreg(d, GVT_SIM_REG_IRQ_STATUS, 0x3);
+		}
+		expect(!ret && judged && ctl == 1 && (st & GVT_SIM_STATUS_BUSY),
+		       "disabling a busy ring is ignored; STATUS busy (judged in attempt %d: %s)",
+		       attempts, judged ? "still running" : "never caught running");
+		expect(wait_done(d, 0, n0 + 1) &&
+		       !(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_BUSY),
+		       "... it completes; STATUS idle");
+	}
 	set_rreg(d, 0, GVT_SIM_RING_CTL, 0);
 	set_rreg(d, 0, GVT_SIM_RING_CTL, GVT_SIM_RING_CTL_ENABLE);
 	expect(rreg(d, 0, GVT_SIM_RING_HEAD) == 0 && rreg(d, 0, GVT_SIM_RING_TAIL) == 0,
@@ -1312,7 +1372,7 @@ static void ring_checks(struct dev *d)
 	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
 	drain(efd);
 	ret = queue(d, 0, 0x400, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
-	expect(!ret && wait_efd(efd, 3000) >= 1 && rreg(d, 0, GVT_SIM_RING_HEAD) == 1 &&
+	expect(!ret && wait_efd(efd, ANSWER_MS) >= 1 && rreg(d, 0, GVT_SIM_RING_HEAD) == 1 &&
 	       status_rec(d, 0)->completed == 0,
 	       "status page address 0: completion interrupt, HEAD moves, nothing written");
 	expect_ret(do_reset(d, 1), 0, "VFIO_DEVICE_RESET");
@@ -1336,7 +1396,7 @@ static void fault_case(struct dev *d, const char *name, uint32_t word, int vfio_
 		   GVT_SIM_FAULT_INDEX(word));
 	expect(reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED &&
 	       reg(d, GVT_SIM_REG_IRQ_STATUS) & GVT_SIM_IRQ_FAULT &&
-	       wait_efd(d->efd, 1000) >= 1,
+	       wait_efd(d->efd, ANSWER_MS) >= 1,
 	       "%s: STATUS failed, IRQ_STATUS fault, fault interrupt (MSI)", name);
 	expect_ret(do_reset(d, vfio_reset), 0, "%s: %s", name,
 		   vfio_reset ? "VFIO_DEVICE_RESET" : "RESET register");
@@ -1345,7 +1405,7 @@ static void fault_case(struct dev *d, const char *name, uint32_t word, int vfio_
 	program(d, 8);
 	drain(d->efd);
 	ret = queue(d, 0, 77, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
-	expect(!ret && wait_efd(d->efd, 3000) >= 1 && wait_done(d, 0, 1) &&
+	expect(!ret && wait_efd(d->efd, ANSWER_MS) >= 1 && wait_done(d, 0, 1) &&
 	       status_rec(d, 0)->seqno == 77,
 	       "%s: a workload completes after the reset", name);
 	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
@@ -1426,7 +1486,7 @@ static int f_unmapped_later(struct dev *d)
 	set_rreg(d, 1, GVT_SIM_RING_CTL, 0);
 	ring_init(d, 1, EXTRA_IOVA, p, 8);
 	ret = queue(d, 1, 1, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 1);
-	if (ret || !wait_done(d, 1, 1) || wait_efd(d->efd, 1000) < 1) {
+	if (ret || !wait_done(d, 1, 1) || wait_efd(d->efd, ANSWER_MS) < 1) {
 		ret = ret ?: -EIO;
 		goto out;
 	}
@@ -1545,7 +1605,7 @@ static void intx_checks(struct dev *d)
 	drain(efd);
 	expect(!cfg_intx(d), "config status INTx bit clear while nothing is pending");
 	ret = queue(d, 0, 1, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
-	expect(!ret && wait_efd(efd, 3000) == 1, "INTx fires on completion");
+	expect(!ret && wait_efd(efd, ANSWER_MS) == 1, "INTx fires on completion");
 	expect(reg(d, GVT_SIM_REG_IRQ_STATUS) == 1 && cfg_intx(d),
 	       "IRQ_STATUS engine 0; config status INTx bit set");
 	ret = queue(d, 0, 2, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
@@ -1563,7 +1623,7 @@ static void intx_checks(struct dev *d)
 	expect_ret(unmask_intx(d), 0, "unmask after clearing IRQ_STATUS");
 	expect(drain(efd) == 0, "... no signal");
 	ret = queue(d, 0, 4, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
-	expect(!ret && wait_efd(efd, 3000) == 1, "the next completion fires INTx");
+	expect(!ret && wait_efd(efd, ANSWER_MS) == 1, "the next completion fires INTx");
 	setreg(d, GVT_SIM_REG_IRQ_STATUS, 3);
 	expect_ret(unmask_intx(d), 0, "acknowledged and unmasked, as QEMU does");
 	/* Masked by user space. */
@@ -1652,13 +1712,13 @@ static void bad_usage(void)
 	fprintf(stderr,
 		"usage: gvt_guest [-p compute|frames|long|idle|reset] [-t s] [-d us] [-q n] [-f n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
-		"                 [-r file] [-v n] UUID\n");
+		"                 [-r file] [-w file] [-v n] UUID\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *profile = "compute", *ready = NULL;
+	const char *profile = "compute", *ready = NULL, *start = NULL;
 	int q = -1, frame = 4, engine = 0, check = 0, gtt = 0, vcpus = 0, c;
 	int unplug = 0;
 	pthread_t spinners[16];
@@ -1671,7 +1731,7 @@ int main(int argc, char **argv)
 	uint64_t acc0;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:v:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:w:v:")) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -1709,6 +1769,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			ready = optarg;
+			break;
+		case 'w':
+			start = optarg;
 			break;
 		case 'v':
 			vcpus = atoi(optarg);
@@ -1767,6 +1830,17 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
+	if (start) {
+		double end = now_s() + START_S;
+
+		while (access(start, F_OK) && !unplug && now_s() < end)
+			unplug = wait_efd(d.req, 10) > 0;
+		if (!unplug && access(start, F_OK)) {
+			fprintf(stderr, "gvt_guest %s: no start file %s after %d s\n",
+				uuid, start, START_S);
+			return 2;
+		}
+	}
 	t0 = now_s();
 	acc0 = bar_accesses;
 	t_end = t0 + secs;
@@ -1774,7 +1848,9 @@ int main(int argc, char **argv)
 		while (!unplug && now_s() < t_end)
 			unplug = wait_efd(d.req, 50) > 0;
 	}
-	while (strcmp(profile, "idle") && !unplug && now_s() < t_end) {
+	/* At least one round: a process that got no CPU until its time was up still runs. */
+	for (int round = 0; strcmp(profile, "idle") && !unplug && (!round || now_s() < t_end);
+	     round++) {
 		int want = !strcmp(profile, "frames") ? frame : q - (int)(sub - done);
 		unsigned int rung = 0;
 
@@ -1795,7 +1871,7 @@ int main(int argc, char **argv)
 		do {
 			service_irq(&d, 200);
 			done = completed_all(&d);
-		} while (!strcmp(profile, "frames") && done != sub && now_s() < t_end + 2);
+		} while (!strcmp(profile, "frames") && done != sub && now_s() < t_end + DRAIN_S);
 		if (gtt) {
 			for (uint32_t i = 0; i < hi; i += 16384 * 7) {
 				uint64_t val, want_v = 0x4000000000000000ull |
@@ -1830,10 +1906,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gvt_guest %s: device request: the host removes the vGPU, unplugging it\n",
 			uuid);
 	/* Drain what is still queued. */
-	while (done != sub && now_s() < t_end + 5) {
+	while (done != sub && now_s() < t_end + DRAIN_S) {
 		service_irq(&d, 200);
 		done = completed_all(&d);
 	}
+	if (done != sub)
+		fprintf(stderr, "gvt_guest %s: %u workloads not completed %d s after the run\n",
+			uuid, sub - done, DRAIN_S);
 	__atomic_store_n(&spin_stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < vcpus; i++)
 		pthread_join(spinners[i], NULL);
@@ -1842,10 +1921,11 @@ int main(int argc, char **argv)
 		uint64_t acc = bar_accesses - acc0;
 		uint64_t busy = reg64(&d, GVT_SIM_REG_BUSY_NS);
 
-		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 " resets=%u completed_before_resets=%" PRIu64 "\n",
+		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 " resets=%u completed_before_resets=%" PRIu64 " cpu_ns=%" PRIu64 " submit_cpu_ns=%" PRIu64 "\n",
 		       uuid, profile, sub, done, frames, busy / 1e6, wall * 1e3,
 		       done / wall, frames / wall, gtt_checked, gtt_bad, acc, resets,
-		       done_before_resets);
+		       done_before_resets, cpu_ns(CLOCK_PROCESS_CPUTIME_ID),
+		       cpu_ns(CLOCK_THREAD_CPUTIME_ID));
 	}
 	return (done == sub && gtt_bad == 0) ? 0 : 1;
 }
