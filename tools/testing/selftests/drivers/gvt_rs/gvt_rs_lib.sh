@@ -51,6 +51,36 @@ progress() {
 	echo "# +$(($(uptime_s) - GVT_T0)) s: $*"
 }
 
+# GVT_WAIT_S: how long a test waits for something that the load on the
+# machine can only delay (a guest opening its device, queued work
+# completing). A wait that is answered returns at once: the limit only ends
+# one whose answer never comes, so it is far beyond any stall of a loaded
+# TCG VM, and reaching it is a failure that names what was waited for.
+GVT_WAIT_S=${GVT_WAIT_S:-120}
+
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds
+# (status 0) or SECONDS of uptime passed (status 1, after a last try).
+wait_until() {
+	_wu_end=$(($(uptime_s) + $1 + 1))
+	shift
+	until "$@"; do
+		if [ "$(uptime_s)" -ge "$_wu_end" ]; then
+			"$@"
+			return
+		fi
+		sleep 0.1
+	done
+}
+
+# running PID: the process has not exited. (kill -0 also succeeds on a
+# child that exited and that the shell has not waited for yet, a zombie.)
+running() {
+	[ -r "/proc/$1/stat" ] || return 1
+	read -r _st 2>/dev/null <"/proc/$1/stat" || return 1
+	_st=${_st##*) }
+	[ "${_st%% *}" != Z ]
+}
+
 module_loaded() {
 	grep -q "^$1 " /proc/modules
 }
@@ -127,17 +157,39 @@ sim_ready() {
 }
 
 # guest UUID OUTFILE [gvt_guest options]: runs a guest emulator in the
-# background, its report in OUTFILE; waits until the device is open.
+# background, its report in OUTFILE, and waits until its device is open
+# (GUEST_PID is its pid). A guest that exits first, or does not get there
+# within GVT_WAIT_S, fails the test: what follows would test nothing.
 guest() {
 	u=$1 out=$2
 	shift 2
 	rm -f "$out.ready"
 	"$GVT_GUEST" -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
-	i=0
-	while [ ! -e "$out.ready" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	GUEST_PID=$!
+	wait_until "$GVT_WAIT_S" guest_opened "$out.ready" "$GUEST_PID"
+	[ -e "$out.ready" ] && return 0
+	sed 's/^/# /' "$out"
+	if running "$GUEST_PID"; then
+		ktap_test_fail "the guest emulator opens vGPU $u within $GVT_WAIT_S s"
+	else
+		ktap_test_fail "the guest emulator opens vGPU $u (it exited first)"
+	fi
+	ktap_exit_fail_msg "setup: no guest on vGPU $u"
+}
+
+# guest_opened READY_FILE PID: the guest opened its device, or exited.
+guest_opened() {
+	[ -e "$1" ] || ! running "$2"
+}
+
+# guests_go FILE: starts the runs of the guests started with -w FILE.
+guests_go() {
+	: >"$1"
+}
+
+# gpu_drained [GPU_DIR]: nothing in flight on the GPU (default gvtsim0).
+gpu_drained() {
+	[ "$(cat "${1:-$GVT_GPU}/inflight")" = 0 ]
 }
 
 # report_field OUTFILE KEY: a key=value field of a guest report.
