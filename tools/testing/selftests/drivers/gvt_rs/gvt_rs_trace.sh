@@ -5,7 +5,10 @@
 # and with two guests running under sfq on shared slots the trace shows
 # switches between them, every dispatch and completion of their workloads
 # (as counted in sysfs) with their queueing and GPU times, and GTT loads at
-# switch-in of the right size. Disabled events record nothing.
+# switch-in of the right size. Disabled events record nothing. The two
+# guests start their runs together (however long each took to open its
+# device), and the trace is read once nothing is in flight: counts, not
+# timings.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -19,7 +22,7 @@ if [ ! -d "$TRACEFS/events" ]; then
 	ktap_skip_all "no tracefs (CONFIG_TRACING)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 9
+ktap_set_plan 10
 check "gvt_rs ready" sim_ready
 
 EV=$TRACEFS/events/gvt_rs
@@ -47,10 +50,13 @@ a=$(vgpu_create GVTg_V5_1)
 b=$(vgpu_create GVTg_V5_1)
 ida=$(cat "$(vgpu_attr "$a" vgpu_id)")
 idb=$(cat "$(vgpu_attr "$b" vgpu_id)")
-guest "$a" /tmp/trace_a.out -p compute -q 3 -d 1000 -t 2
-guest "$b" /tmp/trace_b.out -p compute -q 3 -d 1000 -t 2
+rm -f /tmp/trace.go
+guest "$a" /tmp/trace_a.out -w /tmp/trace.go -p compute -q 3 -d 1000 -t 2
+guest "$b" /tmp/trace_b.out -w /tmp/trace.go -p compute -q 3 -d 1000 -t 2
+guests_go /tmp/trace.go
 wait
-sleep 0.5 # in-flight work of the closed devices completes
+check "nothing in flight once the guests closed their vGPUs (waited up to $GVT_WAIT_S s)" \
+	wait_until "$GVT_WAIT_S" gpu_drained
 echo 0 >"$TRACEFS/tracing_on"
 completed_a=$(cat "$(vgpu_attr "$a" completed)")
 dispatched_b=$(cat "$(vgpu_attr "$b" dispatched)")
@@ -79,7 +85,7 @@ echo >"$TRACEFS/trace"
 echo 1 >"$TRACEFS/tracing_on"
 guest "$a" /tmp/trace_a.out -p compute -q 3 -d 1000 -t 1
 wait
-sleep 0.5
+wait_until "$GVT_WAIT_S" gpu_drained || echo "# still in flight after $GVT_WAIT_S s"
 echo 0 >"$TRACEFS/tracing_on"
 check "disabled events record nothing" \
 	test "$(grep -c ' gvt_rs_' "$TRACEFS/trace")" -eq 0
