@@ -18,6 +18,8 @@ copies() {
 	cat "$GVT_GPU/gtt_entries_copied"
 }
 
+# The guests run together, however long each took to open its vGPU, and
+# each must have checked its GTT (gtt_checked) and found only its entries.
 gtt_run() {
 	ok=true
 	list=
@@ -25,12 +27,14 @@ gtt_run() {
 		list="$list $(vgpu_create "$t")"
 	done
 	c0=$(copies)
+	rm -f /tmp/gtt.go
 	for u in $list; do
-		guest "$u" "/tmp/gtt_$u.out" -g -p compute -q 3 -d 1000 -t 4
+		guest "$u" "/tmp/gtt_$u.out" -w /tmp/gtt.go -g -p compute -q 3 -d 1000 -t 4
 	done
+	guests_go /tmp/gtt.go
 	wait
 	for u in $list; do
-		grep -q 'gtt_mismatch=0' "/tmp/gtt_$u.out" || { ok=false; sed 's/^/# /' "/tmp/gtt_$u.out"; }
+		grep -q 'gtt_checked=[1-9].* gtt_mismatch=0 ' "/tmp/gtt_$u.out" || { ok=false; sed 's/^/# /' "/tmp/gtt_$u.out"; }
 	done
 	echo "# $2: $(($(copies) - c0)) GTT entries copied, shared slots $(cat "$GVT_GPU/gm_shared_slots"), switches $(cat "$GVT_GPU/events_switches")"
 	for u in $list; do
@@ -71,6 +75,7 @@ set_attr "$GVT_GPU/gm_allocator" static
 # ---- 100 create/destroy cycles under load ------------------------------------
 bg=$(vgpu_create GVTg_V5_4)
 guest "$bg" /tmp/bg.out -p compute -q 4 -d 2000 -t 600
+bgpid=$GUEST_PID
 ok=true
 i=0
 while [ $i -lt 100 ]; do
@@ -93,7 +98,7 @@ churn() {
 	while [ $j -lt 20 ]; do
 		u=$(vgpu_create GVTg_V5_8) || { echo "create failed"; return 1; }
 		"$GVT_GUEST" -g -p compute -q 2 -d 500 -t 0.2 "$u" >"/tmp/churn_$1.out" 2>&1
-		grep -q 'gtt_mismatch=0' "/tmp/churn_$1.out" || { cat "/tmp/churn_$1.out"; return 1; }
+		grep -q 'gtt_checked=[1-9].* gtt_mismatch=0 ' "/tmp/churn_$1.out" || { cat "/tmp/churn_$1.out"; return 1; }
 		vgpu_remove "$u" || { echo "remove failed"; return 1; }
 		j=$((j + 1))
 	done
@@ -112,32 +117,58 @@ check "two shells: 2 x 20 concurrent create/check/remove cycles, every GTT intac
 check "no vGPU left but the loaded one after the concurrent cycles" sh -c "[ \$(cat $GVT_GPU/vgpus) = 1 ]"
 
 # ---- policy and allocator switches under load --------------------------------
+# The guests run until their vGPUs are removed, so that every switch comes
+# while they run however slowly the loop goes; after each switch, both must
+# complete more work (progress, not a rate).
 u2=$(vgpu_create GVTg_V5_2)
 u3=$(vgpu_create GVTg_V5_8)
-guest "$u2" /tmp/sw2.out -p frames -f 3 -d 1000 -z 2000 -t 7
-guest "$u3" /tmp/sw3.out -p long -q 2 -d 10000 -t 7
+guest "$u2" /tmp/sw2.out -p frames -f 3 -d 1000 -z 2000 -t 600
+p2=$GUEST_PID
+guest "$u3" /tmp/sw3.out -p long -q 2 -d 10000 -t 600
+p3=$GUEST_PID
+done2=$(vgpu_attr "$u2" completed) done3=$(vgpu_attr "$u3" completed)
+# progressed C2 C3: both vGPUs completed more than C2 and C3.
+progressed() {
+	[ "$(cat "$done2")" -gt "$1" ] && [ "$(cat "$done3")" -gt "$2" ]
+}
 ok=true
 n=0
+moved=0
+# After a first stall, do not wait the full time at every later switch.
+wait_s=$GVT_WAIT_S
 for round in 1 2 3 4 5 6 7 8; do
 	for p in tbs vmcg sfq eevdf; do
 		echo $p >"$GVT_GPU/policy" || ok=false
 		echo $((round % 2)) >"$GVT_GPU/throttle" || ok=false
 		n=$((n + 1))
 		sleep 0.2
+		c2=$(cat "$done2") c3=$(cat "$done3")
+		if wait_until "$wait_s" progressed "$c2" "$c3"; then
+			moved=$((moved + 1))
+		else
+			echo "# $p, throttle $((round % 2)): no progress in $wait_s s"
+			echo "# completed: $c2 -> $(cat "$done2"), $c3 -> $(cat "$done3")"
+			wait_s=1
+		fi
 	done
 done
 check "$n policy/throttle switches under load" $ok
 check "allocator switch under load refused (EBUSY)" write_fails "busy" "$GVT_GPU/gm_allocator" cost
-# Stop the background guest: kill it and let VFIO close the device.
-kill %1 2>/dev/null
-wait
+# The device requests end the runs of the two guests; the background
+# guest is killed, and VFIO closes its device.
+vgpu_remove "$u2"
+vgpu_remove "$u3"
+kill "$bgpid" 2>/dev/null
+wait "$p2" "$p3" "$bgpid"
 ok=true
 for f in /tmp/sw2.out /tmp/sw3.out; do
 	sed 's/^/# /' $f
 	grep -q 'completed=[1-9]' $f || ok=false
 done
-check "guests kept completing through the switches" $ok
-for u in $bg $u2 $u3; do vgpu_remove "$u"; done
+check "guests kept completing after each of the $n switches ($moved)" \
+	sh -c "$ok && [ $moved = $n ]"
+
+vgpu_remove "$bg"
 check "everything removed" sh -c "[ \$(cat $GVT_GPU/vgpus) = 0 ] && [ \$(cat $GVT_GPU/inflight) = 0 ]"
 set_attr "$GVT_GPU/policy" tbs
 set_attr "$GVT_GPU/throttle" 0
