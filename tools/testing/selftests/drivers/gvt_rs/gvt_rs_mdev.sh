@@ -59,11 +59,13 @@ vgpu_create GVTg_V5_2 >/dev/null
 check "rmmod with two vGPUs removes them" rmmod gvt_rs
 check "mdev parent gone" test ! -e "$GVT_PARENT"
 
-# Unload with an open vGPU: refused while the VM holds it.
+# Unload with an open vGPU: refused while the VM holds it. The VM holds it
+# until it is killed, however long the check takes.
 modprobe gvt_rs
 u=$(vgpu_create GVTg_V5_4)
-guest "$u" /tmp/mdev_idle.out -p idle -t 3
+guest "$u" /tmp/mdev_idle.out -p idle -t 600
 check "rmmod with an open vGPU fails" sh -c "! rmmod gvt_rs 2>/dev/null"
-wait
+kill "$GUEST_PID"
+wait "$GUEST_PID"
 check "rmmod after the VM closed it" rmmod gvt_rs
 ktap_finished
