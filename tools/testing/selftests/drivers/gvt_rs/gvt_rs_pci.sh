@@ -71,9 +71,12 @@ ua=$(new_uuid)
 ub=$(new_uuid)
 echo "$ua" >"$PCI_TYPES/gvtsim-GVTg_V5_2/create"
 echo "$ub" >"$PCI_TYPES/gvtsim-GVTg_V5_8/create"
+# Sampled for as long as a guest runs, however slowly the loop goes.
 guest "$ua" /tmp/pci_avail_a.out -p compute -t 3
+pa=$GUEST_PID
 guest "$ub" /tmp/pci_avail_b.out -p frames -t 3
-samples=$(for _ in $(seq 15); do
+pb=$GUEST_PID
+samples=$(while running "$pa" || running "$pb"; do
 	cat "$PCI_TYPES"/*/available_instances | tr '\n' ' '
 	echo
 	sleep 0.2
