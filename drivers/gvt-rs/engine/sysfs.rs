@@ -398,6 +398,8 @@ pub enum VgpuKnob {
 pub enum VgpuStat {
     /// `busy_ns`.
     BusyNs,
+    /// `occupied_ns`.
+    OccupiedNs,
     /// `contended_ns`.
     ContendedNs,
     /// `share_ppm`.
@@ -484,7 +486,7 @@ const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
 }
 
 /// Every file of a vGPU's directory.
-pub static VGPU_FILES: AttributeGroup<VgpuDir, 39> = AttributeGroup::new(
+pub static VGPU_FILES: AttributeGroup<VgpuDir, 40> = AttributeGroup::new(
     &VGPU_FILES,
     [
         Attribute::read_only(c"vgpu_id", VgpuKnob::Id),
@@ -492,6 +494,7 @@ pub static VGPU_FILES: AttributeGroup<VgpuDir, 39> = AttributeGroup::new(
         Attribute::read_only(c"type_weight", VgpuKnob::TypeWeight),
         Attribute::read_write(c"pcie_bw_mbps", VgpuKnob::Bandwidth),
         vgpu_stat(c"busy_ns", VgpuStat::BusyNs),
+        vgpu_stat(c"occupied_ns", VgpuStat::OccupiedNs),
         vgpu_stat(c"contended_ns", VgpuStat::ContendedNs),
         vgpu_stat(c"share_ppm", VgpuStat::SharePpm),
         vgpu_stat(c"credits", VgpuStat::Credits),
@@ -533,6 +536,7 @@ impl VgpuStat {
     fn show(self, s: &VgpuStats, buf: &mut Buffer<'_>) -> Result {
         match self {
             Self::BusyNs => line(buf, s.busy_ns),
+            Self::OccupiedNs => line(buf, s.occupied_ns),
             Self::ContendedNs => line(buf, s.contended_ns),
             Self::SharePpm => line(buf, s.share_ppm),
             Self::Credits => line(buf, s.credits),

@@ -47,6 +47,12 @@ pub struct Scheduler<const N: usize> {
     pub(super) idle_since: Option<u64>,
     pub(super) force: bool,
     pub(super) inflight: u32,
+    /// Workloads in flight per engine, all vGPUs.
+    pub(super) engine_inflight: [u32; MAX_ENGINES],
+    /// Per engine with work in flight: since when the workload that
+    /// completes next has held it (its dispatch, or the previous
+    /// completion on that engine), for occupancy charging.
+    pub(super) engine_since: [u64; MAX_ENGINES],
     pub(super) tbs: Tbs<N>,
     pub(super) sfq: Sfq<N>,
     pub(super) vmcg: Vmcg<N>,
@@ -96,6 +102,8 @@ impl<const N: usize> Scheduler<N> {
             idle_since: None,
             force: false,
             inflight: 0,
+            engine_inflight: [0; MAX_ENGINES],
+            engine_since: [0; MAX_ENGINES],
             tbs: Tbs::new(),
             sfq: Sfq::new(),
             vmcg: Vmcg::new(),
@@ -494,6 +502,16 @@ impl<const N: usize> Scheduler<N> {
         g.dispatched = g.dispatched.saturating_add(1);
         g.record_latency(now.saturating_sub(queued_at));
         self.inflight = self.inflight.saturating_add(1);
+        // `check_engine` in `take_pending` validated `engine`.
+        if let (Some(n), Some(since)) = (
+            self.engine_inflight.get_mut(engine),
+            self.engine_since.get_mut(engine),
+        ) {
+            if *n == 0 {
+                *since = now;
+            }
+            *n = n.saturating_add(1);
+        }
         if self.current == Some(id) {
             self.turn_dispatched = self.turn_dispatched.saturating_add(1);
             self.ops().dispatched(self, id);
@@ -503,9 +521,20 @@ impl<const N: usize> Scheduler<N> {
         Ok(())
     }
 
-    /// A workload of `id` on `engine` completed, having used `gpu_ns` of GPU
-    /// time; it counts as contended GPU time if every other started vGPU has
-    /// work queued or in flight.
+    /// A workload of `id` on `engine` completed at `now`, having used
+    /// `gpu_ns` of GPU time by the provider's measure.
+    ///
+    /// The vGPU is charged what it cost the engine, not what it claims: the
+    /// engine's *occupancy*, from the workload's dispatch (or the previous
+    /// completion on that engine, if later) to this completion being
+    /// processed, and at least `gpu_ns`. That includes the per-workload
+    /// overhead no guest workload accounts for (the completion interrupt,
+    /// the work item that processes it, the status-page write): a vGPU
+    /// flooding the engine with tiny workloads pays for the engine time its
+    /// completions take from others. The charge is the vGPU's
+    /// `occupied_ns`, and what every policy and fairness figure counts;
+    /// `busy_ns` keeps `gpu_ns`. It counts as contended if every other
+    /// started vGPU has work queued or in flight.
     pub fn completed(
         &mut self,
         id: VgpuId,
@@ -519,34 +548,46 @@ impl<const N: usize> Scheduler<N> {
         self.roll(now);
         let calls = self.interactive_calls();
         let contended = self.others_backlogged(id);
-        let g = self.vg_mut(id)?;
+        let (Some(n), Some(since)) = (
+            self.engine_inflight.get(engine).copied(),
+            self.engine_since.get_mut(engine),
+        ) else {
+            return Err(Error::Invalid);
+        };
+        let g = live_mut(&mut self.v, id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
-        if c.inflight == 0 {
+        if c.inflight == 0 || n == 0 {
             return Err(Error::Invalid);
         }
+        let cost = gpu_ns.max(now.saturating_sub(*since));
+        *since = now;
         c.inflight = c.inflight.saturating_sub(1);
         g.inflight = g.inflight.saturating_sub(1);
         g.completed = g.completed.saturating_add(1);
         g.busy_ns = g.busy_ns.saturating_add(gpu_ns);
+        g.occupied_ns = g.occupied_ns.saturating_add(cost);
         if contended {
-            g.contended_ns = g.contended_ns.saturating_add(gpu_ns);
+            g.contended_ns = g.contended_ns.saturating_add(cost);
         }
-        g.win_busy_ns = g.win_busy_ns.saturating_add(gpu_ns);
-        g.ia.served(gpu_ns, calls);
+        g.win_busy_ns = g.win_busy_ns.saturating_add(cost);
+        g.ia.served(cost, calls);
         let w = g.weight;
         let idle = g.pending == 0 && g.inflight == 0;
         if idle {
             g.ia.idle(now);
         }
-        g.ant.completed(gpu_ns, idle, now);
+        g.ant.completed(cost, idle, now);
+        if let Some(n) = self.engine_inflight.get_mut(engine) {
+            *n = n.saturating_sub(1);
+        }
         self.inflight = self.inflight.saturating_sub(1);
         if self.current == Some(id) {
-            self.turn_gpu_ns = self.turn_gpu_ns.saturating_add(gpu_ns);
+            self.turn_gpu_ns = self.turn_gpu_ns.saturating_add(cost);
             if idle {
                 self.idle_since = Some(now);
             }
         }
-        self.thr.charge(id, gpu_ns, w);
+        self.thr.charge(id, cost, w);
         self.note_withheld(now);
         Ok(())
     }

@@ -27,11 +27,17 @@ pub struct VgpuStats {
     pub weight: u32,
     /// Graphics memory size, MB.
     pub gm_mb: u32,
-    /// GPU time of completed workloads since creation, ns.
+    /// GPU time of completed workloads since creation, as the provider
+    /// measured it (the workloads' own length), ns.
     pub busy_ns: u64,
-    /// The part of `busy_ns` that completed while every other started vGPU
-    /// had work queued or in flight (see `Scheduler::completed`), ns: with
-    /// competing vGPUs, what the policy divided among them.
+    /// Engine occupancy charged for its completed workloads since creation:
+    /// from dispatch to the completion processed, at least the GPU time
+    /// (see `Scheduler::completed`), ns. What the vGPU cost the GPU, and
+    /// what the policies and the fairness figures count.
+    pub occupied_ns: u64,
+    /// The part of `occupied_ns` that completed while every other started
+    /// vGPU had work queued or in flight, ns: with competing vGPUs, what the
+    /// policy divided among them.
     pub contended_ns: u64,
     /// Share of the GPU time of the last fairness window, ppm.
     pub share_ppm: u32,
@@ -170,6 +176,7 @@ impl<const N: usize> Scheduler<N> {
             weight: g.weight,
             gm_mb: g.gm_mb,
             busy_ns: g.busy_ns,
+            occupied_ns: g.occupied_ns,
             contended_ns: g.contended_ns,
             share_ppm: g.share_ppm,
             queue_depth: g.pending,

@@ -335,7 +335,7 @@ impl<const N: usize> Tbs<N> {
         if tick >= self.expire_time || tick_ns == 0 {
             return tick.max(self.expire_time);
         }
-        let ticks = (self.expire_time - tick).div_ceil(tick_ns);
+        let ticks = self.expire_time.saturating_sub(tick).div_ceil(tick_ns);
         tick.saturating_add(ticks.saturating_mul(tick_ns))
     }
 

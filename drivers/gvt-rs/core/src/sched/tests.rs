@@ -14,6 +14,7 @@ fn vid(i: usize) -> VgpuId {
     VgpuId::try_from(i).unwrap()
 }
 use std::collections::VecDeque;
+use std::format;
 use std::vec;
 use std::vec::Vec;
 
@@ -38,6 +39,14 @@ struct Sim<const N: usize> {
     max_gap: Vec<u64>,
     /// How late every policy timer fires, ns (a busy host).
     timer_late: u64,
+    /// Host time from a workload's end to its completion processed, ns:
+    /// the engine takes nothing else meanwhile (`sim/mod.rs`: the timer
+    /// interrupt, the work item, the status-page write).
+    overhead: u64,
+    /// Engine time each vGPU held in the measured period, ns: from dispatch
+    /// to the completion processed, measured here, not by the scheduler.
+    held: Vec<u64>,
+    dispatched_at: u64,
 }
 
 impl<const N: usize> Sim<N> {
@@ -58,6 +67,9 @@ impl<const N: usize> Sim<N> {
             last_dispatch: vec![0; N],
             max_gap: vec![0; N],
             timer_late: 0,
+            overhead: 0,
+            held: vec![0; N],
+            dispatched_at: 0,
         }
     }
 
@@ -110,7 +122,8 @@ impl<const N: usize> Sim<N> {
                 self.max_gap[id] = self.max_gap[id].max(gap);
             }
             self.last_dispatch[id] = self.now;
-            self.running = Some((id, self.now + svc, svc));
+            self.dispatched_at = self.now;
+            self.running = Some((id, self.now + svc + self.overhead, svc));
         }
     }
 
@@ -134,8 +147,10 @@ impl<const N: usize> Sim<N> {
                     self.running = None;
                     self.s.completed(vid(id), 0, svc, t).unwrap();
                     // Attribute busy time to the measurement window.
-                    let from = self.measure_from.max(t - svc);
-                    self.busy[id] += t.saturating_sub(from).min(svc);
+                    let from = self.measure_from.max(t - svc - self.overhead);
+                    self.busy[id] += t.saturating_sub(self.overhead + from).min(svc);
+                    let from = self.measure_from.max(self.dispatched_at);
+                    self.held[id] += t.saturating_sub(from);
                     if let Some((f, think)) = self.frames[id] {
                         if self.q[id].is_empty() {
                             self.at(t + think, id, f);
@@ -158,6 +173,7 @@ impl<const N: usize> Sim<N> {
     fn measure(&mut self) {
         self.measure_from = self.now;
         self.busy = vec![0; N];
+        self.held = vec![0; N];
         self.max_gap = vec![0; N];
     }
 
@@ -930,6 +946,64 @@ fn restart_buys_no_priority_and_keeps_debt() {
     }
 }
 
+// ---- occupancy charging (issue #24, F1) -----------------------------------
+
+/// The victim's share of the engine time the harness saw the two vGPUs
+/// hold, in ppm, and its share of what the scheduler charged, beside a
+/// vGPU flooding 1 us workloads, with `overhead` of host time per
+/// completion.
+fn flood(policy: Policy, overhead: u64) -> (u64, u64) {
+    let mut sim = Sim::<4>::new(policy);
+    sim.overhead = overhead;
+    sim.add(0, 8);
+    sim.saturate[0] = Some(2 * MS);
+    sim.add(1, 8);
+    sim.saturate[1] = Some(US);
+    sim.run_until(200 * MS);
+    let c0 = [0, 1].map(|i| sim.s.stats(vid(i)).unwrap().contended_ns);
+    sim.measure();
+    sim.run_until(1200 * MS);
+    let c = [0, 1].map(|i| sim.s.stats(vid(i)).unwrap().contended_ns);
+    let held = sim.held[0] * 1_000_000 / (sim.held[0] + sim.held[1]);
+    let (v, a) = (c[0] - c0[0], c[1] - c0[1]);
+    (held, v * 1_000_000 / (v + a))
+}
+
+#[test]
+fn a_flood_of_tiny_workloads_pays_for_its_completions() {
+    // The reliability audit's F1: charged the workloads' own 1 us, a vGPU
+    // flooding the engine left an equal-weight neighbour 14.3 % (5 us of
+    // host time per completion), 8.4 % (10 us) or 2.0 % (50 us) of the
+    // engine under sfq and eevdf, while the charged figures read 50/50
+    // (this harness's figures on the code before, over 5 s). Charged the engine
+    // occupancy, the neighbour gets its half, and the charged figure says
+    // what it got.
+    for p in Policy::ALL {
+        let (alone, _) = flood(p, 0);
+        for overhead in [5 * US, 50 * US] {
+            let (held, charged) = flood(p, overhead);
+            let what = format!("{p:?}, {overhead} ns per completion");
+            assert!(
+                held.abs_diff(charged) <= 20_000,
+                "{what}: held {held} ppm, charged {charged} ppm"
+            );
+            if p == Policy::Tbs {
+                // tbs, GVT-g's own, splits 2 ms workloads and 1 us ones
+                // 40:60 with no overhead at all (its wall-clock slices); the
+                // overhead takes nothing more.
+                assert!(
+                    held + 10_000 >= alone,
+                    "{what}: {held} ppm, {alone} without"
+                );
+            } else {
+                // vmcg's credits count workloads: the victim gets more
+                // than half, less as completions cost more.
+                assert!(held >= 450_000, "{what}: the victim held {held} ppm");
+            }
+        }
+    }
+}
+
 // ---- withheld GPU time -----------------------------------------------------
 
 /// Withheld GPU time of issue187's run (one busy vGPU, a second started but
@@ -1035,7 +1109,7 @@ fn withheld_under_tbs_is_the_same_with_late_ticks() {
         let (w, o) = (g.withheld_ns - g0.withheld_ns, g.overdue_ns - g0.overdue_ns);
         (w, o, 3000 * MS - sim.busy[0])
     };
-    let (w0, o0, idle0) = run(0);
+    let (w0, o0, _) = run(0);
     assert_eq!(o0, 0);
     let (w1, o1, idle1) = run(300 * US);
     // The decisions are the same: withheld within 1 % of the period.

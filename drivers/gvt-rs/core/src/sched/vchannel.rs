@@ -46,8 +46,11 @@ pub(crate) struct Vgpu {
     pub(crate) dispatched: u64,
     pub(crate) completed: u64,
     pub(crate) busy_ns: u64,
-    /// Part of `busy_ns` that completed while every other started vGPU had
-    /// work queued or in flight ([`Scheduler::completed`](super::Scheduler::completed)).
+    /// Engine occupancy charged for its workloads
+    /// ([`Scheduler::completed`](super::Scheduler::completed)), ns.
+    pub(crate) occupied_ns: u64,
+    /// Part of `occupied_ns` that completed while every other started vGPU
+    /// had work queued or in flight.
     pub(crate) contended_ns: u64,
     pub(crate) lat_sum_ns: u64,
     pub(crate) lat_max_ns: u64,
@@ -86,6 +89,7 @@ impl Vgpu {
         dispatched: 0,
         completed: 0,
         busy_ns: 0,
+        occupied_ns: 0,
         contended_ns: 0,
         lat_sum_ns: 0,
         lat_max_ns: 0,
