@@ -49,6 +49,13 @@ wait_until() {
 	done
 }
 
+# is_count VALUE: VALUE is a non-negative decimal number.
+is_count() {
+	case $1 in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+}
+
 # ready_beside_idle BUSY IDLE: the idle vGPU is started and the busy one has
 # completed work.
 ready_beside_idle() {
@@ -121,7 +128,12 @@ for p in sfq vmcg tbs; do
 	wait
 	vgpu_remove "$a"
 	vgpu_remove "$b"
-	nb=$((nb1 - nb0))
+	# A counter that cannot be read fails the check, never passes as 0.
+	if is_count "$nb0" && is_count "$nb1"; then
+		nb=$((nb1 - nb0))
+	else
+		nb=unreadable
+	fi
 	echo "# figure: policy=$p idle neighbour: busy fraction $(awk -v d=$((x1 - x0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.3f", d / (t * 1e6) }'), withheld for the neighbour $((nb / 1000)) us, for the busy vGPU $((na / 1000)) us, GPU withheld $(((w1 - w0) / 1000)) us, overdue $(((o1 - o0) / 1000)) us, of $((t1 - t0)) ms"
 	if ! $ready; then
 		ktap_test_fail "$p: idle neighbour: vGPU $b never started or vGPU $a never completed within 60 s"
