@@ -4,7 +4,8 @@
 
 The run fails on:
   * a selftest that fails, exits non-zero, is skipped, is missing from the
-    run, or prints fewer results than its plan;
+    run, prints fewer results than its plan, or ran into the runner's
+    timeout (scripts/vm/run-tests.sh prints @@GVT_RS_TEST_TIMEOUT);
   * a KUnit suite that fails, or an expected suite (every `kunit_tests(NAME)`
     in the sources) that did not run;
   * any kernel WARN, BUG, Oops, panic, lockdep or kmemleak report;
@@ -34,6 +35,7 @@ Usage: vm_results.py LOG --expect-kunit-from DIR... --expect-tests NAME...
 import argparse
 import os
 import re
+import signal
 import sys
 
 KERNEL_ERRORS = [
@@ -112,6 +114,10 @@ def parse_selftests(lines):
             cur = {"name": m.group(1), "lines": [], "rc": None}
             tests[cur["name"]] = cur
             continue
+        m = re.match(r"^@@GVT_RS_TEST_TIMEOUT (\S+) limit=(\d+)", line)
+        if m and cur and m.group(1) == cur["name"]:
+            cur["timeout"] = int(m.group(2))
+            continue
         m = re.match(r"^@@GVT_RS_TEST_END (\S+) rc=(\d+) start=(\S+) end=(\S+)", line)
         if m and cur:
             cur["rc"] = int(m.group(2))
@@ -124,6 +130,19 @@ def parse_selftests(lines):
         if cur is not None:
             cur["lines"].append(line)
     return tests
+
+
+def exit_status(rc):
+    """An exit status, with the signal it stands for (143: SIGTERM, 137:
+    SIGKILL) and GNU timeout's 124."""
+    if rc == 124:
+        return f"{rc} (timed out)"
+    if rc > 128:
+        try:
+            return f"{rc} ({signal.Signals(rc - 128).name})"
+        except ValueError:
+            pass
+    return str(rc)
 
 
 def judge_selftest(t):
@@ -151,8 +170,11 @@ def judge_selftest(t):
     skipped = [d for ok, d in results if ok and "# SKIP" in d]
     if t["rc"] is None:
         problems.append("did not finish (crash or timeout)")
+    elif t.get("timeout") is not None:
+        problems.append(f"stopped by the runner's timeout after {t['timeout']} s, "
+                        f"exit status {exit_status(t['rc'])}")
     elif t["rc"] != 0:
-        problems.append(f"exit status {t['rc']}")
+        problems.append(f"exit status {exit_status(t['rc'])}")
     if skip_all:
         problems.append("skipped entirely")
     if plan is None:
