@@ -380,10 +380,13 @@ impl Irqs {
         }
     }
 
-    /// Close: every trigger released and interrupts off, as vfio-pci does.
+    /// Close: every trigger released and interrupts off, as vfio-pci does;
+    /// the INTx level is the power-on one, so the next user gets no
+    /// interrupt the last one left asserted.
     pub(super) fn release(&self) {
         let _gate = self.igate.lock();
         self.set_type(IrqType::None, None);
+        self.state.lock().intx_level = false;
         drop(self.swap_single(Single::Err, None));
         drop(self.swap_single(Single::Req, None));
     }

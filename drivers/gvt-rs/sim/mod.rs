@@ -154,6 +154,9 @@ struct SimState {
 struct Gtt {
     phys: KVVec<u64>,
     phys_low: KVVec<u64>,
+    /// Per vGPU, the chunks of [`SCRUB_CHUNK`] private high-GM entries its
+    /// guest wrote since the last scrub (bit 63: chunk 63 and after).
+    dirty: [u64; MAX_VGPUS],
     private: [Option<KVVec<u64>>; MAX_VGPUS],
     private_low: [Option<KVVec<u64>>; MAX_VGPUS],
 }
@@ -188,6 +191,38 @@ impl TimerTarget for SimGpu {
             self.policy_timer();
         }
     }
+}
+
+/// Writes the power-on GTT entries of vGPU `id` into `entries`, entries
+/// `first..` of its high GM (or with `low` its low GM): valid bit, owner,
+/// index (bit 39 in the low GM). Recognisable, and nothing any tenant
+/// wrote.
+fn power_on(id: VgpuId, entries: &mut [u64], first: usize, low: bool) {
+    let low_bit = if low { 1u64 << 39 } else { 0 };
+    for (i, x) in entries.iter_mut().enumerate() {
+        *x = (1u64 << 63) | (u64::from(id) << 40) | (first.wrapping_add(i) as u64) | low_bit;
+    }
+}
+
+/// GTT entries per dirty bit and per hold of the GTT lock when scrubbing:
+/// a reset rewrites only what its guest wrote, and a reset loop does not
+/// hold the GPU's switches for long.
+const SCRUB_CHUNK: usize = 8192;
+
+/// The dirty bit of high-GM entry `i`.
+fn dirty_bit(i: usize) -> u64 {
+    1u64 << (i / SCRUB_CHUNK).min(63)
+}
+
+/// The entries of dirty bit `bit` in a high GM of `len` entries.
+fn dirty_range(bit: u32, len: usize) -> core::ops::Range<usize> {
+    let first = (bit as usize).saturating_mul(SCRUB_CHUNK).min(len);
+    let end = if bit >= 63 {
+        len
+    } else {
+        first.saturating_add(SCRUB_CHUNK).min(len)
+    };
+    first..end
 }
 
 fn alloc_gtt(n: usize) -> Result<KVVec<u64>> {
@@ -228,6 +263,7 @@ impl SimGpu {
                 gtt <- new_mutex!(Gtt {
                     phys,
                     phys_low,
+                    dirty: [0; MAX_VGPUS],
                     private: [const { None }; MAX_VGPUS],
                     private_low: [const { None }; MAX_VGPUS],
                 }, "gvt_rs_sim_gtt"),
@@ -403,14 +439,8 @@ impl SimGpu {
                 return Err(e);
             }
         };
-        // Recognisable initial entries: valid bit, owner, index.
-        let tagv = |i: usize| (1u64 << 63) | (u64::from(id) << 40) | (i as u64);
-        for (i, x) in high.iter_mut().enumerate() {
-            *x = tagv(i);
-        }
-        for (i, x) in low.iter_mut().enumerate() {
-            *x = tagv(i) | (1 << 39);
-        }
+        power_on(id, &mut high, 0, false);
+        power_on(id, &mut low, 0, true);
         {
             let mut g = this.gtt.lock();
             if let Some(s) = g.private.get_mut(usize::from(id)) {
@@ -418,6 +448,9 @@ impl SimGpu {
             }
             if let Some(s) = g.private_low.get_mut(usize::from(id)) {
                 *s = Some(low);
+            }
+            if let Some(d) = g.dirty.get_mut(usize::from(id)) {
+                *d = 0;
             }
         }
         {
@@ -501,6 +534,77 @@ impl SimGpu {
         drop((high, low));
     }
 
+    /// Puts the private high-GM GTT entries of `id` that its guest wrote
+    /// back to their power-on values, a chunk per hold of the GTT lock, and
+    /// returns the chunks it rewrote (its low GM has no guest access). With
+    /// [`SimGpu::reload_scrubbed`] after it, nothing a tenant wrote
+    /// outlives a reset or its VM (GVT-g scrubs the GGTT on a device-model
+    /// reset). Called with the vGPU's register lock held, so that its
+    /// guest writes no entry meanwhile.
+    fn scrub_private(&self, id: VgpuId) -> u64 {
+        let idx = usize::from(id);
+        let mask = {
+            let mut g = self.gtt.lock();
+            match g.dirty.get_mut(idx) {
+                Some(d) => core::mem::take(d),
+                None => 0,
+            }
+        };
+        let mut left = mask;
+        while left != 0 {
+            let bit = left.trailing_zeros();
+            left &= left.wrapping_sub(1);
+            let mut g = self.gtt.lock();
+            let Some(Some(p)) = g.private.get_mut(idx) else {
+                break;
+            };
+            let r = dirty_range(bit, p.len());
+            let first = r.start;
+            if let Some(chunk) = p.get_mut(r) {
+                power_on(id, chunk, first, false);
+            }
+        }
+        mask
+    }
+
+    /// Copies the entries of `id` scrubbed in `mask` into the hardware GTT
+    /// where they are loaded (its resident high-GM slots). Called with
+    /// `state` held, so that no switch moves them meanwhile.
+    fn reload_scrubbed(&self, id: VgpuId, mask: u64) {
+        if mask == 0 {
+            return;
+        }
+        let idx = usize::from(id);
+        // Each slot of the vGPU; `with_residency` fails past its last one.
+        let mut rel = 0u16;
+        while let Ok(()) = self.engine.with_residency(id, rel, |slot, resident| {
+            let from = usize::from(rel) * ENTRIES;
+            let touched = (from..from + ENTRIES)
+                .step_by(SCRUB_CHUNK)
+                .any(|i| mask & dirty_bit(i) != 0);
+            if !resident || !touched {
+                return;
+            }
+            let mut g = self.gtt.lock();
+            let Gtt { phys, private, .. } = &mut *g;
+            let Some(Some(src)) = private.get(idx) else {
+                return;
+            };
+            let at = usize::from(slot) * ENTRIES;
+            if let (Some(s), Some(d)) = (
+                src.get(from..from + ENTRIES),
+                phys.get_mut(at..at + ENTRIES),
+            ) {
+                d.copy_from_slice(s);
+            }
+        }) {
+            rel = match rel.checked_add(1) {
+                Some(r) => r,
+                None => break,
+            };
+        }
+    }
+
     fn gtt_read(&self, id: VgpuId, index: u32) -> Result<u64> {
         let i = usize::try_from(index).map_err(|_| ERANGE)?;
         let rel = u16::try_from(i / ENTRIES).map_err(|_| ERANGE)?;
@@ -532,6 +636,9 @@ impl SimGpu {
                 .and_then(|p| p.get_mut(i))
                 .ok_or(ERANGE)?;
             *e = val;
+            if let Some(d) = g.dirty.get_mut(usize::from(id)) {
+                *d |= dirty_bit(i);
+            }
             // Only a resident vGPU's write reaches the hardware GTT: a
             // non-resident one must not touch the slot's current owner.
             if resident {
@@ -642,6 +749,15 @@ impl SimVgpu {
         self.set_vm(Some(vm));
         let mut r = self.regs.lock();
         r.reset(true);
+        // A new tenant starts from power-on: no GTT entry and no INTx
+        // level of the previous one.
+        regs::update_irq(self, &r, false);
+        let gpu = self.gpu();
+        let scrubbed = gpu.scrub_private(self.id);
+        {
+            let _st = gpu.state.lock();
+            gpu.reload_scrubbed(self.id, scrubbed);
+        }
         r.open = true;
         let ret = self.gpu().engine.start(self.id);
         if ret.is_err() {
@@ -661,8 +777,11 @@ impl SimVgpu {
             // Work still executing completes into nothing: the guest is gone.
             r.reset(true);
             let gpu = self.gpu();
+            // Nothing of the tenant stays for the next one.
+            let scrubbed = gpu.scrub_private(self.id);
             let mut st = gpu.state.lock();
             gpu.stop_locked(&mut st, self.id);
+            gpu.reload_scrubbed(self.id, scrubbed);
             gpu.schedule_locked(&mut st);
         }
         self.set_vm(None);
@@ -704,9 +823,11 @@ impl SimVgpu {
     /// completes without a trace, rings and interrupts are off, counters 0.
     fn reset_locked(&self, r: &mut regs::Regs, config: bool) -> Result {
         let gpu = self.gpu();
+        let scrubbed = gpu.scrub_private(self.id);
         let mut st = gpu.state.lock();
         gpu.stop_locked(&mut st, self.id);
         r.reset(config);
+        gpu.reload_scrubbed(self.id, scrubbed);
         regs::update_irq(self, r, false);
         let ret = if r.open {
             gpu.engine.start(self.id)

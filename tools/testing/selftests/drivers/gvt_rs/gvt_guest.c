@@ -651,7 +651,32 @@ static int do_reset(struct dev *d, int vfio)
 	return bar_wr(d, GVT_SIM_REG_RESET, &one, 4);
 }
 
-/* Every register a reset returns to its power-on value. */
+/*
+ * Whether the vGPU's GTT reads its power-on entries (valid bit, vGPU id,
+ * index) at the first, middle and last index of its high GM: nothing a
+ * previous tenant, or this one before a reset, wrote. Leaves GTT_INDEX 0.
+ */
+static int gtt_power_on(struct dev *d)
+{
+	uint32_t hi = reg(d, GVT_SIM_REG_GM_HIGH) * 256, id = reg(d, GVT_SIM_REG_VGPU_ID);
+	uint32_t idx[3] = { 0, hi / 2, hi - 1 }, zero = 0;
+	int ok = hi > 0;
+
+	for (int k = 0; k < 3 && ok; k++) {
+		uint64_t val = 0, want = 1ull << 63 | (uint64_t)id << 40 | idx[k];
+
+		if (bar_wr(d, GVT_SIM_REG_GTT_INDEX, &idx[k], 4) ||
+		    bar_rd(d, GVT_SIM_REG_GTT_DATA, &val, 8) || val != want) {
+			printf("# GTT[%u] = 0x%" PRIx64 ", power-on 0x%" PRIx64 "\n",
+			       idx[k], val, want);
+			ok = 0;
+		}
+	}
+	bar_wr(d, GVT_SIM_REG_GTT_INDEX, &zero, 4);
+	return ok;
+}
+
+/* Every register a reset returns to its power-on value, and the GTT. */
 static void expect_power_on(struct dev *d, const char *what)
 {
 	char bad[256] = "";
@@ -675,8 +700,9 @@ static void expect_power_on(struct dev *d, const char *what)
 		PO(rreg(d, e, GVT_SIM_RING_HEAD) == 0, "HEAD");
 		PO(rreg(d, e, GVT_SIM_RING_TAIL) == 0, "TAIL");
 	}
+	PO(gtt_power_on(d), "GTT");
 #undef PO
-	expect(!bad[0], "%s: power-on state (rings off, status page 0, IRQ registers 0, fault 0, counters 0)%s%s",
+	expect(!bad[0], "%s: power-on state (rings off, status page 0, IRQ registers 0, fault 0, counters 0, GTT entries)%s%s",
 	       what, bad[0] ? "; wrong:" : "", bad);
 }
 
@@ -1682,6 +1708,8 @@ static int self_check(struct dev *d)
 	/* Start from no interrupt type and no REQ: drop what open_dev() set. */
 	irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, d->irq, 0, 0);
 	irq_fd(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_REQ_IRQ_INDEX, 0, 1, -1);
+	/* A run before this one wrote GTT entries and closed the device. */
+	expect(gtt_power_on(d), "at open, the GTT holds its power-on entries, nothing of a previous tenant");
 	cfg_checks(d);
 	bar_checks(d);
 	info_checks(d);
