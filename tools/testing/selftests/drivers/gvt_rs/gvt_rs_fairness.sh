@@ -10,10 +10,12 @@
 #  3. a neighbour submitting long batches does not starve one submitting
 #     short batches (sfq: at least 40% of the GPU against a fair 50%; tbs
 #     and vmcg: at least 10%, their figures are reported).
-# Shares are of the GPU time charged while every vGPU had work
+# Shares are of the engine time charged while every vGPU had work
 # (contended_ns), so that a guest process that the load on the machine
 # keeps from submitting in time does not count against the policy. Each over a
-# measurement window after a warm-up.
+# measurement window after a warm-up. The guests of a case start their runs
+# together (-w) and run until their vGPUs are removed after the window, so
+# every window falls inside every run however slowly the guests start.
 # Figures are printed as "# figure: ..." lines.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
@@ -32,21 +34,6 @@ busy() {
 
 contended() {
 	cat "$(vgpu_attr "$1" contended_ns)"
-}
-
-# wait_until SECONDS COMMAND...: polls COMMAND once a second until it
-# succeeds (0) or SECONDS have passed (1, with a line saying so): a wait
-# on what the test needs, not a sleep that guesses how fast the machine is.
-wait_until() {
-	end=$(($(uptime_s) + $1))
-	shift
-	until "$@"; do
-		if [ "$(uptime_s)" -ge $end ]; then
-			progress "gave up waiting for: $*"
-			return 1
-		fi
-		sleep 1
-	done
 }
 
 # is_count VALUE: VALUE is a non-negative decimal number.
@@ -74,14 +61,15 @@ set_attr "$(vgpu_attr "$u3" weight)" 3
 # 16 workloads of 2 ms queued: a guest the load on the host keeps from
 # refilling for 32 ms still has work queued (with 6, a stall of 12 ms ran
 # the weight-3 vGPU dry, and each return from dry may run first).
+rm -f /tmp/fair.go
 for u in $u1 $u2 $u3; do
-	guest "$u" "/tmp/fair_$u.out" -p compute -q 16 -d 2000 -t 14
+	guest "$u" "/tmp/fair_$u.out" -w /tmp/fair.go -p compute -q 16 -d 2000 -t 600
 done
+guests_go /tmp/fair.go
 sleep 3
 a1=$(contended "$u1") a2=$(contended "$u2") a3=$(contended "$u3")
 sleep 9
 b1=$(contended "$u1") b2=$(contended "$u2") b3=$(contended "$u3")
-wait
 res=$(awk -v d1=$((b1 - a1)) -v d2=$((b2 - a2)) -v d3=$((b3 - a3)) 'BEGIN {
 	t = d1 + d2 + d3; if (t == 0) t = 1
 	s1 = d1 / t; s2 = d2 / t; s3 = d3 / t
@@ -94,7 +82,9 @@ set -- $res
 echo "# figure: policy=sfq weights=1:2:3 shares=$1:$2:$3 (ideal 0.1667:0.3333:0.5000) max_error=$4 gpu_ms=$5"
 echo "# figure: lambda_ppm=$(cat "$GVT_GPU/fairness_lambda_ppm") min_max_ppm=$(cat "$GVT_GPU/fairness_min_max_ppm") jain_ppm=$(cat "$GVT_GPU/fairness_jain_ppm")"
 check "sfq: weights 1:2:3 get shares within 2% (max error $4)" awk -v m="$4" 'BEGIN { exit !(m < 0.02) }'
+# Removal ends each guest's run (the device request).
 for u in $u1 $u2 $u3; do vgpu_remove "$u"; done
+wait
 
 # ---- 2. an idle-but-started neighbour --------------------------------------
 # A busy vGPU beside a started vGPU that submits nothing (gvt-linux #187).
@@ -113,8 +103,8 @@ for p in sfq vmcg tbs; do
 	set_attr "$GVT_GPU/policy" $p
 	a=$(vgpu_create GVTg_V5_4)
 	b=$(vgpu_create GVTg_V5_4)
-	guest "$b" /tmp/idle_b.out -p idle -t 8
-	guest "$a" /tmp/idle_a.out -p compute -q 4 -d 10000 -t 7
+	guest "$b" /tmp/idle_b.out -p idle -t 600
+	guest "$a" /tmp/idle_a.out -p compute -q 4 -d 10000 -t 600
 	# The window opens once the neighbour is started and the busy vGPU
 	# has completed work, however long the guests took to get there.
 	ready=true
@@ -125,9 +115,9 @@ for p in sfq vmcg tbs; do
 	nb1=$(cat "$(vgpu_attr "$b" withheld_ns)") w1=$(cat "$GVT_GPU/withheld_ns")
 	o1=$(cat "$GVT_GPU/overdue_ns") x1=$(busy "$a") t1=$(uptime_ms)
 	na=$(cat "$(vgpu_attr "$a" withheld_ns)")
-	wait
 	vgpu_remove "$a"
 	vgpu_remove "$b"
+	wait
 	# A counter that cannot be read fails the check, never passes as 0.
 	if is_count "$nb0" && is_count "$nb1"; then
 		nb=$((nb1 - nb0))
@@ -149,21 +139,23 @@ for p in sfq vmcg tbs; do
 	set_attr "$GVT_GPU/policy" $p
 	long=$(vgpu_create GVTg_V5_4)
 	short=$(vgpu_create GVTg_V5_4)
-	guest "$long" /tmp/long.out -p long -q 2 -d 20000 -t 7
+	rm -f /tmp/long.go
+	guest "$long" /tmp/long.out -w /tmp/long.go -p long -q 2 -d 20000 -t 600
 	# 12 ms of short work queued: the short vGPU stays backlogged through
 	# a stall of its guest, so its share is the policy's division, not
 	# how promptly the guest refills a 4 ms queue.
-	guest "$short" /tmp/short.out -p compute -q 12 -d 1000 -t 7
+	guest "$short" /tmp/short.out -w /tmp/long.go -p compute -q 12 -d 1000 -t 600
+	guests_go /tmp/long.go
 	sleep 2
 	l0=$(contended "$long") s0=$(contended "$short")
 	sleep 4
 	l1=$(contended "$long") s1=$(contended "$short")
-	wait
 	share=$(awk -v l=$((l1 - l0)) -v s=$((s1 - s0)) 'BEGIN { t = l + s; if (t == 0) t = 1; printf "%.4f\n", s / t }')
 	p99=$(cat "$(vgpu_attr "$short" latency_p99_ns)")
 	echo "# figure: policy=$p long-batch(20ms) vs short(1ms) short_share=$share short_latency_p99_ns=$p99"
 	vgpu_remove "$long"
 	vgpu_remove "$short"
+	wait
 	case $p in
 	sfq) min=0.40 ;;
 	*) min=0.10 ;;

@@ -58,57 +58,51 @@ is_count() {
 }
 
 # pinned CPU UUID OUTFILE [gvt_guest options]: a guest emulator on vCPU
-# CPU, in the background; waits (up to 60 s) until its device is open.
+# CPU, in the background; waits (GVT_WAIT_S) until its device is open.
 pinned() {
 	cpu=$1 u=$2 out=$3
 	shift 3
 	rm -f "$out.ready"
 	taskset -c "$cpu" "$GVT_GUEST" -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
-	end=$(($(uptime_s) + 60))
-	while [ ! -e "$out.ready" ]; do
-		if [ "$(uptime_s)" -ge $end ]; then
-			progress "gave up waiting for the guest of $u to open its device"
-			return 1
-		fi
-		sleep 0.2
-	done
+	wait_until "$GVT_WAIT_S" guest_opened "$out.ready" $!
+	[ -e "$out.ready" ] || progress "the guest of vGPU $u did not open it"
+	[ -e "$out.ready" ]
 }
 
-# wait_completing UUID...: each vGPU has completed work (up to 60 s).
-wait_completing() {
-	end=$(($(uptime_s) + 60))
+# completing UUID...: each vGPU has completed work.
+completing() {
 	for u in "$@"; do
-		while [ "$(completed "$u")" -eq 0 ]; do
-			if [ "$(uptime_s)" -ge $end ]; then
-				progress "gave up waiting for vGPU $u to complete work"
-				return 1
-			fi
-			sleep 0.5
-		done
+		[ "$(completed "$u")" -gt 0 ] || return 1
 	done
 }
 
-VICTIM="-p compute -q 16 -d 2000 -t 9"
+# The guests start together (-w) and run until their vGPUs are removed
+# after the window (the device request ends a run).
+VICTIM="-p compute -q 16 -d 2000 -t 600"
 for p in $POLICIES; do
 	set_attr "$GVT_GPU/policy" "$p"
 	v=$(vgpu_create GVTg_V5_4)
 	a=$(vgpu_create GVTg_V5_4)
-	# The victim alone, for its figure.
+	# The victim alone, for its figure, on a vGPU of its own.
 	ok=true
+	alone_v=$(vgpu_create GVTg_V5_4)
 	# shellcheck disable=SC2086 # the options, one a word
-	pinned 0 "$v" /tmp/iso_alone.out $VICTIM || ok=false
-	if $ok; then wait_completing "$v" || ok=false; fi
-	c0=$(completed "$v") t0=$(uptime_ms)
+	pinned 0 "$alone_v" /tmp/iso_alone.out $VICTIM || ok=false
+	if $ok; then wait_until "$GVT_WAIT_S" completing "$alone_v" || ok=false; fi
+	c0=$(completed "$alone_v") t0=$(uptime_ms)
 	sleep 3
-	c1=$(completed "$v") t1=$(uptime_ms)
+	c1=$(completed "$alone_v") t1=$(uptime_ms)
+	vgpu_remove "$alone_v"
 	wait
 	alone=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN { if (t > 0) printf "%.1f", c * 1000 / t; else print "?" }')
 
 	# The victim beside the flood.
+	rm -f /tmp/iso.go
 	# shellcheck disable=SC2086 # the options, one a word
-	pinned 0 "$v" /tmp/iso_victim.out $VICTIM || ok=false
-	pinned 1 "$a" /tmp/iso_flood.out -p compute -q 63 -d 1 -t 9 || ok=false
-	if $ok; then wait_completing "$v" "$a" || ok=false; fi
+	pinned 0 "$v" /tmp/iso_victim.out -w /tmp/iso.go $VICTIM || ok=false
+	pinned 1 "$a" /tmp/iso_flood.out -w /tmp/iso.go -p compute -q 63 -d 1 -t 600 || ok=false
+	guests_go /tmp/iso.go
+	if $ok; then wait_until "$GVT_WAIT_S" completing "$v" "$a" || ok=false; fi
 	# Warm-up: both queues full, the policy past its first decisions.
 	sleep 1
 	ov0=$(occupied "$v") oa0=$(occupied "$a") c0=$(completed "$v") n0=$(completed "$a") t0=$(uptime_ms)
@@ -118,9 +112,9 @@ for p in $POLICIES; do
 	if [ "$p" = vmcg ]; then
 		echo "# figure: policy=vmcg slice_ns victim $(cat "$(vgpu_attr "$v" slice_ns)"), flood $(cat "$(vgpu_attr "$a" slice_ns)"); cpu_ns victim $(cat "$(vgpu_attr "$v" cpu_ns)"), flood $(cat "$(vgpu_attr "$a" cpu_ns)")"
 	fi
-	wait
 	vgpu_remove "$v"
 	vgpu_remove "$a"
+	wait
 	if $ok && is_count "$ov0" && is_count "$ov1" && is_count "$oa0" && is_count "$oa1"; then
 		share=$(awk -v v=$((ov1 - ov0)) -v a=$((oa1 - oa0)) 'BEGIN { if (v + a > 0) printf "%.4f", v / (v + a); else print 0 }')
 	else
