@@ -190,7 +190,9 @@ mod tests {
         sync::Arc,
         time::{
             delay::fsleep,
-            Delta, //
+            Delta,
+            Instant,
+            Monotonic, //
         }, //
     };
 
@@ -216,8 +218,12 @@ mod tests {
         }
     }
 
+    /// Waits until `cond` holds, for up to 30 s of the clock: expiries go
+    /// through a work item, which a busy host may run late, and a counted
+    /// loop of sleeps would stretch with it.
     fn wait_for(cond: impl Fn() -> bool) -> bool {
-        for _ in 0..1000 {
+        let start = Instant::<Monotonic>::now();
+        while start.elapsed() < Delta::from_secs(30) {
             if cond() {
                 return true;
             }
