@@ -1709,7 +1709,7 @@ static int self_check(struct dev *d)
 	irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, d->irq, 0, 0);
 	irq_fd(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_REQ_IRQ_INDEX, 0, 1, -1);
 	/* A run before this one wrote GTT entries and closed the device. */
-	expect(gtt_power_on(d), "at open, the GTT holds its power-on entries, nothing of a previous tenant");
+	expect(gtt_power_on(d), "at open: power-on GTT entries, none of a previous tenant");
 	cfg_checks(d);
 	bar_checks(d);
 	info_checks(d);
