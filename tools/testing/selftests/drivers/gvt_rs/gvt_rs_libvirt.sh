@@ -259,7 +259,12 @@ end=$(($(uptime_s) + BOOT_S))
 while ! grep -q "@@L2_DONE" "$console" 2>/dev/null && [ "$(uptime_s)" -lt $end ]; do
 	sleep 2
 done
-progress "guest done: $(grep -c @@L2_DONE "$console" 2>/dev/null)"
+if grep -q "@@L2_DONE" "$console" 2>/dev/null; then
+	progress "guest done"
+else
+	# The checks below fail on what is missing; this says what was waited for.
+	progress "gave up waiting for @@L2_DONE in the domain's console after $BOOT_S s"
+fi
 grep -h "gvt_rs_guest .*: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null |
 	sed 's/^/# guest: /'
 c1=$(cat "$(vgpu_attr "$u" completed)")
