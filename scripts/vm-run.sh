@@ -13,6 +13,8 @@
 # VM_TIMEOUT (seconds, default 2700), GVT_RS_TESTS (comma-separated subset),
 # GVT_RS_SKIP (comma-separated tests a full run leaves out, e.g.
 # gvt_rs_qemu.sh, the nested QEMU guests, 8 minutes of the run),
+# GVT_RS_TEST_TIMEOUT (seconds each selftest may run, default 1200: the
+# runner then stops it, scripts/vm/run-tests.sh),
 # GVT_RS_BENCH (bench: the parts to run, comma-separated from path, frames,
 # switch; default all), GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
 # build it first with scripts/build-kernel.sh FLAVOUR).
@@ -64,6 +66,11 @@ if [ -n "${GVT_RS_TESTS:-}" ]; then
 	append+=" gvt_rs_vm.tests=$GVT_RS_TESTS"
 elif [ -n "${GVT_RS_SKIP:-}" ]; then
 	append+=" gvt_rs_vm.skip=$GVT_RS_SKIP"
+fi
+if [ -n "${GVT_RS_TEST_TIMEOUT:-}" ]; then
+	[[ $GVT_RS_TEST_TIMEOUT =~ ^[1-9][0-9]*$ ]] ||
+		die "GVT_RS_TEST_TIMEOUT must be a number of seconds, not '$GVT_RS_TEST_TIMEOUT'"
+	append+=" gvt_rs_vm.timeout=$GVT_RS_TEST_TIMEOUT"
 fi
 if [ "$mode" = bench ] && [ -n "${GVT_RS_BENCH:-}" ]; then
 	append+=" gvt_rs_vm.bench=$GVT_RS_BENCH"
