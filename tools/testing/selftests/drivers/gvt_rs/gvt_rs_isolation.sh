@@ -20,7 +20,7 @@
 # vmcg is VMCG's design: slices scaled from each VM's CPU time and credits
 # from its pending requests, so a tenant that burns CPU servicing a flood
 # of completions and keeps 63 requests pending is given more of the GPU
-# (0.19 for the victim in the first run): a demand-proportional policy,
+# (0.19 to 0.52 for the victim over five runs): a demand-proportional policy,
 # not one for mutually distrusting tenants (Documentation/gvt-rs/
 # scheduling.rst). For vmcg the test checks that the victim keeps
 # completing and prints its share, slice and credits. The victim's
