@@ -18,6 +18,7 @@
 //!
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 
+mod delivery;
 mod irq;
 #[cfg(CONFIG_PCI)]
 pub mod pci;
@@ -49,10 +50,10 @@ use crate::timer::{
     TimerTarget, //
 };
 use core::sync::atomic::{
-    AtomicU32,
     AtomicU64,
     Ordering, //
 };
+use delivery::Delivery;
 use kernel::{
     class,
     device::Device,
@@ -147,7 +148,8 @@ struct Running {
 struct SimState {
     running: [Option<Running>; ENGINES],
     queues: [Option<KBox<[VChannel; ENGINES]>>; MAX_VGPUS],
-    vgpus: [Option<ARef<Vgpu>>; MAX_VGPUS],
+    /// Each vGPU's completion delivery, which holds its VFIO device.
+    vgpus: [Option<Arc<Delivery>>; MAX_VGPUS],
 }
 
 /// GTT memory: the hardware GTT and the vGPUs' private copies.
@@ -177,8 +179,6 @@ pub struct SimGpu {
     vms: SpinLock<[Option<ARef<Task>>; MAX_VGPUS]>,
     engine_timers: [Arc<Timer<SimGpu>>; ENGINES],
     sched_timer: Arc<Timer<SimGpu>>,
-    /// Completions being delivered outside `state` (see `engine_done`).
-    completing: AtomicU32,
 }
 
 /// Timer `index < ENGINES` is an engine completing its workload, `ENGINES`
@@ -270,7 +270,6 @@ impl SimGpu {
                 vms <- new_spinlock!([const { None }; MAX_VGPUS], "gvt_rs_sim_vms"),
                 engine_timers,
                 sched_timer,
-                completing: AtomicU32::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -353,32 +352,19 @@ impl SimGpu {
     }
 
     fn engine_done(&self, e: usize) {
-        let done = {
-            let mut st = self.state.lock();
-            let Some(r) = st.running.get_mut(e).and_then(Option::take) else {
-                return;
-            };
-            // `r` was dispatched and its vGPU is not destroyed before its
-            // workloads complete (`remove`), so the engine expects it.
-            warn_on!(self.engine.completed(r.vgpu, e, r.w.duration_ns).is_err());
-            self.schedule_locked(&mut st);
-            let v = st.vgpus.get(usize::from(r.vgpu)).and_then(Option::clone);
-            if v.is_some() {
-                // `remove` waits for this before the VFIO device goes.
-                self.completing.fetch_add(1, Ordering::Acquire);
-            }
-            v.map(|v| (v, r.w))
+        let mut st = self.state.lock();
+        let Some(r) = st.running.get_mut(e).and_then(Option::take) else {
+            return;
         };
-        // The completion is delivered under the vGPU's lock, which comes
-        // before `state` in the lock order; an engine's completions are
-        // serialised by its timer's work item.
-        if let Some((v, w)) = done {
-            {
-                let mut regs = v.regs.lock();
-                regs::complete(&v, &mut regs, e, &w, w.duration_ns);
-            }
-            drop(v);
-            self.completing.fetch_sub(1, Ordering::Release);
+        // `r` was dispatched and its vGPU is not destroyed before its
+        // workloads complete (`remove`), so the engine expects it.
+        warn_on!(self.engine.completed(r.vgpu, e, r.w.duration_ns).is_err());
+        self.schedule_locked(&mut st);
+        // The guest learns of it from its vGPU's own work item: this one
+        // serves every vGPU on the engine and must not wait for one VM's
+        // memory ([`delivery`]).
+        if let Some(Some(d)) = st.vgpus.get(usize::from(r.vgpu)) {
+            d.push(e, r.w, r.w.duration_ns);
         }
     }
 
@@ -439,6 +425,16 @@ impl SimGpu {
                 return Err(e);
             }
         };
+        let delivery = match Delivery::new(v.clone()) {
+            Ok(d) => d,
+            Err(e) => {
+                drop(v);
+                drop(dir);
+                // Just created, so destroying it cannot fail.
+                warn_on!(this.engine.destroy_vgpu(this, id).is_err());
+                return Err(e);
+            }
+        };
         power_on(id, &mut high, 0, false);
         power_on(id, &mut low, 0, true);
         {
@@ -459,7 +455,7 @@ impl SimGpu {
                 *s = Some(queues);
             }
             if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
-                *s = Some(v.clone());
+                *s = Some(delivery);
             }
         }
         // Last: user space may open the device as soon as it is registered.
@@ -501,22 +497,26 @@ impl SimGpu {
         let id = v.id;
         let idx = usize::from(id);
         // The device is closed (VFIO waited for its users), so the vGPU is
-        // stopped; wait for its in-flight workloads to complete.
-        let (queues, me) = loop {
+        // stopped; wait for its in-flight workloads to complete. Only its
+        // own: a completion another vGPU's memory holds up does not hold
+        // us ([`delivery`]).
+        let (queues, delivery) = loop {
             {
                 let mut st = self.state.lock();
                 self.stop_locked(&mut st, id);
                 let running = st.running.iter().flatten().any(|r| r.vgpu == id);
-                if !running && self.completing.load(Ordering::Acquire) == 0 {
+                if !running {
                     let q = st.queues.get_mut(idx).and_then(Option::take);
-                    let me = st.vgpus.get_mut(idx).and_then(Option::take);
-                    break (q, me);
+                    let d = st.vgpus.get_mut(idx).and_then(Option::take);
+                    break (q, d);
                 }
             }
             fsleep(Delta::from_millis(1));
         };
         drop(queues);
-        drop(me);
+        if let Some(d) = delivery {
+            d.shutdown();
+        }
         drop(v);
         drop(dir);
         // Every per-id state goes before the id is released: a vGPU created

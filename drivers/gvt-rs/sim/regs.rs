@@ -14,6 +14,7 @@
 //! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
 
 use super::{
+    delivery::Batch,
     ring::{
         status_record,
         Desc,
@@ -515,9 +516,10 @@ fn fetch(v: &Vgpu, r: &mut Regs, e: usize) {
     }
 }
 
-/// A workload of `w`'s ring completed after `gpu_ns` of GPU time: advance
-/// HEAD, write the status page, raise the interrupt.
-pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns: u64) {
+/// The workloads of batch `b` of engine `e`'s ring completed: advance HEAD
+/// past the newest, write the status page, raise the interrupt.
+pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, b: &Batch) {
+    let w = &b.last;
     if r.epochs.get(e).copied() != Some(w.epoch) {
         return;
     }
@@ -525,8 +527,8 @@ pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns: u
         return;
     };
     ring.head = ring.next(w.index);
-    ring.completed = ring.completed.wrapping_add(1);
-    ring.gpu_ns = ring.gpu_ns.wrapping_add(gpu_ns);
+    ring.completed = ring.completed.wrapping_add(b.count);
+    ring.gpu_ns = ring.gpu_ns.wrapping_add(b.gpu_ns);
     ring.seqno = w.seqno;
     // The guest sees the completion in the status page first; one that
     // cannot be written is a fault, not a completion.
@@ -541,9 +543,9 @@ pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, w: &Workload, gpu_ns: u
     if let Some(slot) = d.rings.get_mut(e) {
         *slot = ring;
     }
-    d.completed = d.completed.wrapping_add(1);
-    d.busy_ns = d.busy_ns.wrapping_add(gpu_ns);
-    if w.irq {
+    d.completed = d.completed.wrapping_add(b.count);
+    d.busy_ns = d.busy_ns.wrapping_add(b.gpu_ns);
+    if b.irq {
         raise(v, r, 1 << e);
     }
 }
