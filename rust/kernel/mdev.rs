@@ -177,12 +177,16 @@ struct TypeSlot {
 
 /// A registered mdev parent: a device offering the driver's types, with the driver's data.
 ///
-/// Dropping it removes the parent's mediated devices and its types.
+/// Dropping it removes the parent's mediated devices and its types, and waits until the types
+/// are released: a mediated device holds its type until the device is released, and the
+/// release of either uses the parent, its types and the driver. A reference to a device that
+/// the driver still holds therefore delays the drop until it goes.
 ///
 /// # Invariants
 ///
 /// `parent` is registered with `mdev_register_parent()`, with `dev`, the driver of `driver` and
-/// `type_ptrs`, which point to the `mtype` fields of `types`, until the parent is dropped.
+/// `type_ptrs`, which point to the `mtype` fields of `types`, until the parent is dropped; the
+/// mdev core no longer uses them once `mdev_unregister_parent()` returned.
 #[pin_data(PinnedDrop)]
 pub struct Parent<T: Driver> {
     #[pin]
@@ -240,7 +244,8 @@ impl<T: Driver> Parent<T> {
                 // Last: the other fields are ready when the parent appears.
                 parent <- Opaque::try_ffi_init(move |slot: *mut bindings::mdev_parent| {
                     // SAFETY: `slot` stays pinned until `drop` unregisters it; the device, the
-                    // driver and the types outlive it as the other fields of `self`.
+                    // driver and the types outlive it as the other fields of `self` (on failure,
+                    // `mdev_register_parent()` released the types it added before it returns).
                     // INVARIANT: Registered if this succeeds.
                     to_result(unsafe {
                         bindings::mdev_register_parent(slot, raw_dev, drv, ptrs, n)
@@ -265,7 +270,8 @@ impl<T: Driver> Parent<T> {
 #[pinned_drop]
 impl<T: Driver> PinnedDrop for Parent<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Registered (type invariant). This removes the devices first.
+        // SAFETY: Registered (type invariant). This removes the devices first and returns once
+        // the types are released, so the fields may go after it.
         unsafe { bindings::mdev_unregister_parent(self.parent.get()) };
     }
 }
