@@ -9,11 +9,19 @@
 //! Only devices behind an emulated IOMMU (mediated devices such as vGPUs, which reach guest
 //! memory through [`Device::dma_read`] and [`Device::dma_write`]) are supported so far.
 //!
+//! A device can outlive its registration: a file that opened `/dev/vfio/devices/vfioN`
+//! (`CONFIG_VFIO_DEVICE_CDEV`) holds it until the file's last close, and until such a file is
+//! bound to an iommufd it holds no reference on the driver's module. The device's release drops
+//! the driver's data, which runs code of the driver's module; so a driver makes its devices with
+//! [`Devices`], which waits for their release before the module may go.
+//!
 //! The VFIO core may be a module (`CONFIG_VFIO=m`) while this crate is built into the kernel, so
 //! everything here that calls into the VFIO core is generic over the driver and therefore
-//! compiled into the driver's module. The layout of `struct vfio_device` depends on
-//! `CONFIG_VFIO_GROUP`, `CONFIG_VFIO_DEVICE_CDEV` and `CONFIG_IOMMUFD`; the bindings follow the
-//! kernel's configuration, which the VFIO core and its drivers share.
+//! compiled into the driver's module. The release callback is the exception: it calls nothing of
+//! the VFIO core and is not generic, so that it is built into the kernel, and no code of the
+//! driver's module runs once it counted the device released. The layout of `struct vfio_device`
+//! depends on `CONFIG_VFIO_GROUP`, `CONFIG_VFIO_DEVICE_CDEV` and `CONFIG_IOMMUFD`; the bindings
+//! follow the kernel's configuration, which the VFIO core and its drivers share.
 //!
 //! C header: [`include/linux/vfio.h`](srctree/include/linux/vfio.h)
 
@@ -29,13 +37,15 @@ use crate::{
     fs::file::Offset,
     ioctl::_IO,
     new_mutex,
+    new_spinlock,
     prelude::*,
     sync::{
         aref::{
             ARef,
             AlwaysRefCounted, //
         },
-        Mutex, //
+        Mutex,
+        SpinLock, //
     },
     types::Opaque,
     uaccess::{
@@ -58,6 +68,7 @@ use core::{
     },
     sync::atomic::{
         AtomicBool,
+        AtomicUsize,
         Ordering, //
     }, //
 };
@@ -206,6 +217,132 @@ pub trait Driver: Sized + Send + Sync {
     }
 }
 
+/// The VFIO devices of a driver that are not released yet.
+///
+/// The VFIO core releases a [`Device`] when its last reference is gone, which may be after its
+/// [`Registration`] was dropped and, for a file of `/dev/vfio/devices/` not bound to an iommufd,
+/// after the driver's module began to unload (see the [module documentation](self)). The release
+/// drops the driver's data, which runs code of the driver's module. A driver therefore makes
+/// each device with a `Devices` that it drops before its module goes, for example with the
+/// mediated device parent whose devices they are: dropping it waits until every device made
+/// with it is released.
+pub struct Devices {
+    inner: Pin<KBox<DevicesInner>>,
+}
+
+// SAFETY: The counter is atomic and the completion may be waited for and completed on any thread.
+unsafe impl Send for Devices {}
+
+// SAFETY: Shared access only counts devices, atomically.
+unsafe impl Sync for Devices {}
+
+/// The counter of a [`Devices`], which its devices point to.
+///
+/// # Invariants
+///
+/// `live` is the number of devices made with the [`Devices`] that are not released yet, plus one
+/// until the [`Devices`] is dropped; `released` is initialised and completed when `live` drops
+/// to 0.
+#[pin_data]
+struct DevicesInner {
+    live: AtomicUsize,
+    #[pin]
+    released: Opaque<bindings::completion>,
+}
+
+impl Devices {
+    /// Makes a counter of devices, with none yet.
+    pub fn new() -> Result<Self> {
+        let inner = KBox::pin_init(
+            pin_init!(DevicesInner {
+                // INVARIANT: No device yet, plus one for the `Devices`.
+                live: AtomicUsize::new(1),
+                released <- Opaque::ffi_init(|slot: *mut bindings::completion| {
+                    // SAFETY: `slot` is valid for writes and not yet initialised.
+                    unsafe { bindings::init_completion(slot) };
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self { inner })
+    }
+
+    /// Counts one more device, released later with [`DevicesInner::put`].
+    fn get(&self) -> NonNull<DevicesInner> {
+        // The `Devices` is alive, so `live` is at least 1.
+        self.inner.live.fetch_add(1, Ordering::Relaxed);
+        NonNull::from(&*self.inner)
+    }
+}
+
+impl Drop for Devices {
+    fn drop(&mut self) {
+        if self.inner.live.fetch_sub(1, Ordering::AcqRel) != 1 {
+            // SAFETY: `released` is initialised (type invariant); the last device to be released
+            // completes it.
+            unsafe { bindings::wait_for_completion(self.inner.released.get()) };
+        }
+    }
+}
+
+impl DevicesInner {
+    /// Counts a device released.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to the `DevicesInner` of a [`Devices`] that counted the device, which is
+    /// released and calls this once.
+    unsafe fn put(this: NonNull<Self>) {
+        let this = this.as_ptr();
+        // SAFETY: The `Devices` waits for this call before it frees `*this`: it counts the
+        // device (safety requirements), so `live` stays above 0 until the `fetch_sub` below.
+        if unsafe { (*this).live.fetch_sub(1, Ordering::AcqRel) } == 1 {
+            // SAFETY: As above, `released` is still there and initialised. The waiter may free it
+            // as soon as `complete_all()` released its lock, so nothing uses `*this` afterwards.
+            unsafe { bindings::complete_all(Opaque::cast_into(&raw const (*this).released)) };
+        }
+    }
+}
+
+/// What every [`Device`] starts with, whatever its driver: what its release needs.
+///
+/// # Invariants
+///
+/// `drop_rest` drops the fields of the `Device<T>` that the header begins, and `devices` points
+/// to the counter of the [`Devices`] that counted the device.
+#[repr(C)]
+#[pin_data]
+struct Header {
+    #[pin]
+    vdev: Opaque<bindings::vfio_device>,
+    drop_rest: unsafe fn(*mut bindings::vfio_device),
+    devices: NonNull<DevicesInner>,
+}
+
+/// `vfio_device_ops::release` of every [`Device`].
+///
+/// Not generic, hence built into the kernel: once it counted the device released, the driver may
+/// let its module go, and no code of the module runs any more (the VFIO core has read the ops
+/// table, in the module, before the call, and frees the allocation after it).
+///
+/// # Safety
+///
+/// `vdev` is the `struct vfio_device` of a [`Device`] whose last reference is gone and whose
+/// `ops` is its `VTABLE`; it is not used afterwards.
+#[inline(never)]
+unsafe extern "C" fn release_callback(vdev: *mut bindings::vfio_device) {
+    let header = vdev.cast::<Header>();
+    // SAFETY: `vdev` is the first field of a `Header`, the first field of a `Device<T>` (both
+    // `repr(C)`), initialised since `ops` is `VTABLE`.
+    let (drop_rest, devices) = unsafe { ((*header).drop_rest, (*header).devices) };
+    // SAFETY: The last reference is gone and the VFIO core frees the allocation after this call
+    // (safety requirements); `drop_rest` belongs to this device (type invariant of `Header`).
+    unsafe { drop_rest(vdev) };
+    // SAFETY: The `Devices` of `devices` counted this device (type invariant of `Header`), which
+    // is released now, once.
+    unsafe { DevicesInner::put(devices) };
+}
+
 /// A VFIO device: the C `struct vfio_device` with the driver's data `T`.
 ///
 /// The VFIO core allocates it (`_vfio_alloc_device()`) and frees it when the last reference is
@@ -213,17 +350,19 @@ pub trait Driver: Sized + Send + Sync {
 ///
 /// # Invariants
 ///
-/// - `vdev` is the first field and a `struct vfio_device` initialised by `_vfio_alloc_device()`
-///   with `ops` pointing to [`Device::VTABLE`], whose `device` holds a reference on every
-///   `ARef<Device<T>>`.
-/// - `parent` is the device given to `_vfio_alloc_device()`.
+/// - `header.vdev` is the first field and a `struct vfio_device` initialised by
+///   `_vfio_alloc_device()` with `ops` pointing to [`Device::VTABLE`], whose `device` holds a
+///   reference on every `ARef<Device<T>>`; `header.drop_rest` is [`Device::drop_rest`].
+/// - `parent` holds the device given to `_vfio_alloc_device()` until the [`Registration`] of
+///   the device is dropped, and then `None`.
 /// - `data` is initialised.
 #[repr(C)]
 #[pin_data]
 pub struct Device<T: Driver> {
     #[pin]
-    vdev: Opaque<bindings::vfio_device>,
-    parent: ARef<device::Device>,
+    header: Header,
+    #[pin]
+    parent: SpinLock<Option<ARef<device::Device>>>,
     /// Whether the device is open; DMA is allowed only then.
     #[pin]
     open: Mutex<bool>,
@@ -242,7 +381,7 @@ impl<T: Driver> Device<T> {
     const VTABLE: bindings::vfio_device_ops = bindings::vfio_device_ops {
         name: crate::str::as_char_ptr_in_const_context(T::NAME).cast_mut(),
         init: None,
-        release: Some(Self::release_callback),
+        release: Some(release_callback),
         #[cfg(CONFIG_IOMMUFD)]
         bind_iommufd: Some(bindings::vfio_iommufd_emulated_bind),
         #[cfg(not(CONFIG_IOMMUFD))]
@@ -297,8 +436,13 @@ impl<T: Driver> Device<T> {
         ..Self::VTABLE
     };
 
-    /// Allocates a VFIO device for `parent` (for example an mdev device) with the driver's data.
-    pub fn new(parent: &device::Device, data: impl PinInit<T, Error>) -> Result<ARef<Self>> {
+    /// Allocates a VFIO device for `parent` (for example an mdev device) with the driver's data,
+    /// counted in `devices` until it is released.
+    pub fn new(
+        devices: &Devices,
+        parent: &device::Device,
+        data: impl PinInit<T, Error>,
+    ) -> Result<ARef<Self>> {
         // `_vfio_alloc_device()` uses `kvzalloc()`: ask for a size that `kmalloc()` aligns
         // enough, as DRM does.
         let size = Kmalloc::aligned_layout(Layout::new::<Self>()).size();
@@ -309,9 +453,14 @@ impl<T: Driver> Device<T> {
         // `vdev` is the first field (`repr(C)`), as `vfio_alloc_device()` requires.
         let this = vdev.cast::<Self>();
         let init = try_pin_init!(Self {
-            // Initialised by the VFIO core.
-            vdev <- Opaque::ffi_init(|_| {}),
-            parent: parent.into(),
+            header <- pin_init!(Header {
+                // Initialised by the VFIO core.
+                vdev <- Opaque::ffi_init(|_| {}),
+                drop_rest: Self::drop_rest,
+                // Replaced below, once the device is counted.
+                devices: NonNull::dangling(),
+            }),
+            parent <- new_spinlock!(Some(parent.into())),
             open <- new_mutex!(false),
             registered: AtomicBool::new(false),
             data <- data,
@@ -325,21 +474,30 @@ impl<T: Driver> Device<T> {
             unsafe { bindings::put_device(&raw mut (*vdev).device) };
             return Err(e);
         }
-        // SAFETY: The device is still private to us; from now on `release` drops the fields.
-        unsafe { (*vdev).ops = const { &Self::VTABLE } };
+        // SAFETY: The device is still private to us; from now on `release` drops the fields and
+        // counts the device released.
+        unsafe {
+            (*this).header.devices = devices.get();
+            (*vdev).ops = const { &Self::VTABLE };
+        }
         // SAFETY: We own the reference that `_vfio_alloc_device()` returned.
-        // INVARIANT: Initialised above, with `ops` pointing to `VTABLE`.
+        // INVARIANT: Initialised above, with `ops` pointing to `VTABLE`, and counted in `devices`.
         Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(this)) })
     }
 
     /// Returns the raw `struct vfio_device`.
     pub fn as_raw(&self) -> *mut bindings::vfio_device {
-        self.vdev.get()
+        self.header.vdev.get()
     }
 
-    /// The device given to [`Device::new`], for example an mdev device.
-    pub fn parent(&self) -> &device::Device {
-        &self.parent
+    /// The device given to [`Device::new`] (for example an mdev device), until the device's
+    /// [`Registration`] is dropped; `None` afterwards.
+    ///
+    /// The VFIO core calls the [`Driver`] operations only while the device is registered, so
+    /// they always get it. The device does not hold its parent beyond that: a parent such as a
+    /// mediated device may go while a file still holds the VFIO device.
+    pub fn parent(&self) -> Option<ARef<device::Device>> {
+        self.parent.lock().clone()
     }
 
     /// Reads guest memory at `iova` (the mappings of user space's VFIO container or IOAS).
@@ -374,14 +532,15 @@ impl<T: Driver> Device<T> {
         unsafe { &*vdev.cast::<Self>() }
     }
 
-    /// `vfio_device_ops::release`.
+    /// `Header::drop_rest`: drops the fields, for [`release_callback`].
     ///
     /// # Safety
     ///
-    /// `vdev` is a `Device<T>` whose last reference is gone; it is not used afterwards.
-    unsafe extern "C" fn release_callback(vdev: *mut bindings::vfio_device) {
+    /// `vdev` is a `Device<T>` whose last reference is gone; only its header is read afterwards.
+    unsafe fn drop_rest(vdev: *mut bindings::vfio_device) {
         // SAFETY: The VFIO core calls `release` once, when the last reference is gone, before it
-        // frees the allocation; the fields are initialised since `ops` points to `VTABLE`.
+        // frees the allocation; the fields are initialised since `ops` points to `VTABLE`. The
+        // header has no drop glue.
         unsafe { ptr::drop_in_place(vdev.cast::<Self>()) };
     }
 
@@ -626,7 +785,8 @@ unsafe impl<T: Driver> AlwaysRefCounted for Device<T> {
 /// goes through [`Device::dma_read`] and [`Device::dma_write`].
 ///
 /// Dropping it unregisters the device: that waits until user space closed it, calling
-/// [`Driver::request`] meanwhile.
+/// [`Driver::request`] meanwhile, and then lets go of the device's parent
+/// ([`Device::parent`]).
 ///
 /// # Invariants
 ///
@@ -657,5 +817,10 @@ impl<T: Driver> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: Registered by us (type invariant).
         unsafe { bindings::vfio_unregister_group_dev(self.dev.as_raw()) };
+        // The VFIO core calls no operation any more. A file may still hold the device, but
+        // nothing of it needs the parent.
+        // INVARIANT: The registration of the device is dropped.
+        let parent = self.dev.parent.lock().take();
+        drop(parent);
     }
 }

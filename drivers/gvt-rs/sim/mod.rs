@@ -407,8 +407,13 @@ impl SimGpu {
     }
 
     /// Creates a vGPU of type `ty_idx` for the mdev device `dev` and
-    /// registers its VFIO device.
-    fn probe(gpu: &Arc<Self>, ty_idx: usize, dev: &Device) -> Result<VgpuHandle> {
+    /// registers its VFIO device, counted in `vgpus`.
+    fn probe(
+        gpu: &Arc<Self>,
+        vgpus: &vfio::Devices,
+        ty_idx: usize,
+        dev: &Device,
+    ) -> Result<VgpuHandle> {
         let this = &**gpu;
         let ty = TYPES.get(ty_idx).ok_or(EINVAL)?;
         let slots = usize::from(mb_to_slots(ty.high_mb).map_err(|_| EINVAL)?);
@@ -417,7 +422,7 @@ impl SimGpu {
         let mut high = alloc_gtt(slots.checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let mut low = alloc_gtt(ENTRIES)?;
         let id = this.engine.create_vgpu(this, ty)?;
-        let (v, dir) = match Self::new_vgpu(gpu, id, ty_idx, dev) {
+        let (v, dir) = match Self::new_vgpu(gpu, vgpus, id, ty_idx, dev) {
             Ok(v) => v,
             Err(e) => {
                 // Just created, so destroying it cannot fail.
@@ -470,6 +475,7 @@ impl SimGpu {
 
     fn new_vgpu(
         gpu: &Arc<Self>,
+        vgpus: &vfio::Devices,
         id: VgpuId,
         ty: usize,
         dev: &Device,
@@ -478,6 +484,7 @@ impl SimGpu {
         let mut cfg = [0u8; regs::CFG_SIZE];
         regs::init_config(&mut cfg, ty);
         let v = vfio::Device::new(
+            vgpus,
             dev,
             try_pin_init!(SimVgpu {
                 gpu: gpu.clone(),
@@ -845,28 +852,38 @@ impl SimVgpu {
 /// PCI device.
 pub(crate) struct SimMdev;
 
+/// A simulated GPU as its mdev parent holds it.
+pub(crate) struct SimParent {
+    gpu: Arc<SimGpu>,
+    /// The VFIO devices of its vGPUs. It drops after the parent removed
+    /// them and waits until they are released: a file of
+    /// `/dev/vfio/devices/` can hold one past its removal, and its release
+    /// runs this module's code.
+    vgpus: vfio::Devices,
+}
+
 #[vtable]
 impl mdev::Driver for SimMdev {
-    type ParentData = Arc<SimGpu>;
+    type ParentData = SimParent;
     type Data = VgpuHandle;
 
     const NAME: &'static CStr = c"gvtsim";
     const DEVICE_API: &'static CStr = c"vfio-pci";
 
-    fn probe(dev: &mdev::Device, gpu: &Arc<SimGpu>, ty: usize) -> Result<VgpuHandle> {
-        SimGpu::probe(gpu, ty, dev.as_ref())
+    fn probe(dev: &mdev::Device, parent: &SimParent, ty: usize) -> Result<VgpuHandle> {
+        SimGpu::probe(&parent.gpu, &parent.vgpus, ty, dev.as_ref())
     }
 
     fn remove(_dev: &mdev::Device, vgpu: VgpuHandle) {
         vgpu.remove();
     }
 
-    fn available(gpu: &Arc<SimGpu>, ty: usize) -> u32 {
-        TYPES.get(ty).map_or(0, |t| gpu.engine.available(t))
+    fn available(parent: &SimParent, ty: usize) -> u32 {
+        TYPES.get(ty).map_or(0, |t| parent.gpu.engine.available(t))
     }
 
     /// GVT-g's format.
-    fn description(_gpu: &Arc<SimGpu>, ty: usize, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+    fn description(_parent: &SimParent, ty: usize, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
         let t = TYPES.get(ty).ok_or(EINVAL)?;
         let mut b = Buffer::new(page);
         b.emit(fmt!(
@@ -944,20 +961,20 @@ impl Instance {
             sysfs_name: t.name,
             pretty_name: t.name,
         });
-        this.parent = Some(mdev::Parent::new(
-            driver.mdev.clone(),
-            dev,
-            &types,
-            this.gpu.clone(),
-        )?);
+        let data = SimParent {
+            gpu: this.gpu.clone(),
+            vgpus: vfio::Devices::new()?,
+        };
+        this.parent = Some(mdev::Parent::new(driver.mdev.clone(), dev, &types, data)?);
         Ok(this)
     }
 }
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        // The parent goes first, removing every vGPU; then its device; then
-        // the timers stop.
+        // The parent goes first, removing every vGPU and waiting until
+        // their VFIO devices are released; then its device; then the
+        // timers stop.
         drop(self.parent.take());
         drop(self.class_dev.take());
         self.gpu.shutdown();

@@ -126,6 +126,10 @@ impl vfio::Driver for SimVgpu {
     }
 
     fn request(v: &Vgpu, count: u32) {
-        v.irqs.request(v.parent(), count);
+        // The VFIO core asks while the device is registered, so it has its
+        // parent (the mdev device).
+        if let Some(parent) = v.parent() {
+            v.irqs.request(&parent, count);
+        }
     }
 }
