@@ -237,7 +237,7 @@ struct AttributePointers<const N: usize> {
 ///
 /// `ptrs` points to the `attr` of every element of `files` and ends with NULL;
 /// `group` is an attribute group whose `attrs` is `ptrs`; `groups` is `group`
-/// followed by NULL; `ktype` releases with `Inner::<T>::release`, has `ops`
+/// followed by NULL; `ktype` releases with `release_allocation`, has `ops`
 /// (`Inner::<T>::show` and `store`) and `groups` as its default groups. All of
 /// these belong to the same `'static` `AttributeGroup<T, N>`, which need not
 /// be `self` (see [`AttributeGroup::new`]).
@@ -286,7 +286,8 @@ impl<T: AttributeOperations, const N: usize> AttributeGroup<T, N> {
             .cast::<*mut bindings::attribute>()
             .cast_mut();
         let mut ktype: bindings::kobj_type = pin_init::zeroed();
-        ktype.release = Some(Inner::<T>::release);
+        // Unused: a `Dir` switches its kobject to `RELEASED` before it lets go.
+        ktype.release = Some(release_allocation);
         ktype.sysfs_ops = &raw const this.ops;
         ktype.default_groups = (&raw const this.groups)
             .cast::<*const bindings::attribute_group>()
@@ -466,7 +467,8 @@ impl<'a> Parent<'a> {
 ///
 /// `kobj` is initialised with the `ktype` of an `AttributeGroup<T, _>` once
 /// [`Dir::new`] called `kobject_init_and_add()`; from then on the allocation is
-/// freed by [`Inner::release`] when the last reference to `kobj` is dropped.
+/// freed by `release_allocation` when the last reference to `kobj` is dropped,
+/// which [`Inner::let_go`] lets happen after it dropped `data`.
 #[repr(C)]
 #[pin_data]
 struct Inner<T> {
@@ -547,24 +549,74 @@ impl<T: AttributeOperations> Inner<T> {
         }
     }
 
+    /// Drops the value and gives up the caller's reference to the kobject,
+    /// which from then on has the type [`RELEASED`]: whatever holds it
+    /// afterwards (a child directory, a release that
+    /// `CONFIG_DEBUG_KOBJECT_RELEASE` delays) reaches no code or data of the
+    /// module that made it, which may be gone by then.
+    ///
     /// # Safety
     ///
-    /// Called by the kobject core once, when the last reference to a kobject
-    /// created by [`Dir::new`] is gone.
-    unsafe extern "C" fn release(kobj: *mut bindings::kobject) {
-        let kobj = Opaque::cast_from(kobj).cast_mut();
-        // SAFETY: The kobject is embedded in an `Inner<T>` allocated by
-        // `Dir::new` with `KBox` and leaked there; this is the last user.
-        drop(unsafe { KBox::from_raw(container_of!(kobj, Self, kobj)) });
+    /// `this` is an `Inner<T>` made by [`Dir::new`], whose kobject is
+    /// initialised and not in sysfs (so no `show` or `store` runs on it);
+    /// nothing uses `data` any more; the caller owns a reference to the
+    /// kobject, which it gives up.
+    unsafe fn let_go(this: *mut Self) {
+        // SAFETY: `data` is initialised and nothing uses it any more.
+        unsafe { core::ptr::drop_in_place(&raw mut (*this).data) };
+        // SAFETY: `this` is valid; `kobj` is a field of it.
+        let kobj = unsafe { Opaque::cast_into(&raw const (*this).kobj) };
+        // SAFETY: The kobject is initialised and we hold a reference to it.
+        // Outside sysfs, the kobject core reads its type only in the release
+        // that follows the last reference, which our `kobject_put()` orders
+        // after this write.
+        // INVARIANT: The allocation is freed by `release_allocation`, which
+        // does not drop `data` a second time.
+        unsafe { (*kobj).ktype = &RELEASED.0 };
+        // SAFETY: We own a reference and give it up.
+        unsafe { bindings::kobject_put(kobj) };
     }
+}
+
+/// The type of a kobject of a [`Dir`] once the handle let go of it
+/// ([`Inner::let_go`]): it only frees the allocation. Built into the kernel,
+/// not generic, unlike the types of the attribute groups.
+static RELEASED: ReleasedType = ReleasedType({
+    let mut ktype: bindings::kobj_type = pin_init::zeroed();
+    ktype.release = Some(release_allocation);
+    ktype
+});
+
+/// A `kobj_type` in a `static`.
+#[repr(transparent)]
+struct ReleasedType(bindings::kobj_type);
+
+// SAFETY: Nothing writes it, and it points only to a function.
+unsafe impl Sync for ReleasedType {}
+
+/// `kobj_type::release` of [`RELEASED`]: frees the allocation of an `Inner<_>`
+/// whose value was dropped. Not generic, so built into the kernel.
+///
+/// # Safety
+///
+/// Called by the kobject core once, when the last reference to a kobject of
+/// an `Inner<_>` made by [`Dir::new`] is gone, after [`Inner::let_go`] dropped
+/// its value.
+#[inline(never)]
+unsafe extern "C" fn release_allocation(kobj: *mut bindings::kobject) {
+    // SAFETY: The kobject is the first field of the `Inner<_>` (`repr(C)`),
+    // which `KBox` allocated with `kmalloc()`; it has nothing left to drop, and
+    // this is its last user.
+    unsafe { bindings::kfree(kobj.cast()) };
 }
 
 /// A sysfs directory that owns a `T` and shows it through the files of an
 /// [`AttributeGroup<T, N>`].
 ///
 /// Dropping the handle removes the directory (waiting for running `show` and
-/// `store` calls to return) and drops the value once the kobject core lets go
-/// of it (child directories hold a reference to their parent).
+/// `store` calls to return) and drops the value. The kobject may live on (a
+/// child directory holds a reference to its parent), but nothing of it leads
+/// back into the module that made it, which may be unloaded meanwhile.
 ///
 /// # Invariants
 ///
@@ -604,7 +656,7 @@ impl<T: AttributeOperations> Dir<T> {
             GFP_KERNEL,
         )?;
         // SAFETY: The allocation is never moved out of: it is freed in place
-        // by `Inner::release`.
+        // by `release_allocation`.
         let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(boxed) });
         // SAFETY: `raw` is valid; `kobj` is a field of it.
         let kobj = unsafe { Opaque::cast_into(&raw const (*raw).kobj) };
@@ -624,8 +676,9 @@ impl<T: AttributeOperations> Dir<T> {
         };
         if let Err(e) = to_result(ret) {
             // SAFETY: `kobject_init_and_add()` initialised the kobject even on
-            // failure; dropping the initial reference frees it via `release`.
-            unsafe { bindings::kobject_put(kobj) };
+            // failure, outside sysfs; nothing else has `data`; we own the
+            // initial reference.
+            unsafe { Inner::let_go(raw) };
             return Err(e);
         }
         // The files exist now: announce the directory. Outside a kset (as
@@ -668,9 +721,9 @@ impl<T: AttributeOperations> Drop for Dir<T> {
         // SAFETY: By the type invariant the kobject is in sysfs. This removes
         // its files and waits for running `show`/`store` callbacks.
         unsafe { bindings::kobject_del(kobj) };
-        // SAFETY: We own a reference (type invariant) and give it up; this
-        // frees the allocation unless a child still holds one.
-        unsafe { bindings::kobject_put(kobj) };
+        // SAFETY: The kobject left sysfs above; only this handle gives out
+        // `data`, and it goes; we own a reference (type invariant).
+        unsafe { Inner::let_go(self.inner.as_ptr()) };
     }
 }
 
