@@ -4,7 +4,8 @@
 # `make bench`: (1) the cost of the submission path for a guest through
 # QEMU against the guest emulator (gvt_guest); (2) an interactive vGPU's
 # frame rate beside saturating neighbours, per policy; (3) the GTT copy
-# time of vGPU switches per slot allocator. Each runs the same load alone on
+# time of vGPU switches per slot allocator; (4) a victim's throughput
+# beside each tenant attack, per policy. Each runs the same load alone on
 # its own vGPU: 1 ms workloads, 8 queued, for 20 s, so that what limits the
 # rate is the path (MMIO exits, interrupts, guest wake-ups), not the GPU.
 # For each it prints workloads per second and BAR accesses per workload.
@@ -20,7 +21,7 @@
 
 # The parts to run (GVT_RS_BENCH on the host: gvt_rs_vm.bench=path,frames,
 # switch on the kernel command line); all by default.
-parts=path,frames,switch
+parts=path,frames,switch,attacks
 read -r cmdline </proc/cmdline
 for arg in $cmdline; do
 	case "$arg" in
@@ -33,7 +34,7 @@ part() {
 	return 1
 }
 for p in $(echo "$parts" | tr , ' '); do
-	case $p in path | frames | switch) ;; *) echo "unknown bench part '$p' (path, frames, switch)"; exit 1 ;; esac
+	case $p in path | frames | switch | attacks) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks)"; exit 1 ;; esac
 done
 
 GPU=/sys/kernel/gvt_rs/gvtsim0
@@ -210,8 +211,59 @@ bench_switch() {
 	echo static >"$GPU/gm_allocator"
 }
 
+# Each attack of gvt_rs_isolation.sh and gvt_rs_stall.sh, on vCPU 1 (a
+# reset loop too), beside a victim on vCPU 0: 2 ms workloads, 16 queued.
+ATTACK_S=10
+ATTACKS="flood:-p compute -q 63 -d 1
+doorbell:-p doorbell
+ignored:-p ignored
+reset:-p reset -q 4 -d 1000
+stall:-p stall -e 0 -d 1000"
+
+# victim_rate UUID: the victim's workloads completed per second, as its
+# guest counts them over its run.
+victim_rate() {
+	taskset -c 0 "$GUEST" -p compute -q 16 -d 2000 -t "$ATTACK_S" "$1" >/tmp/bench_v.out 2>&1
+	sed -n 's/.* rate_per_s=\([^ ]*\).*/\1/p' /tmp/bench_v.out
+}
+
+# bench_attacks: the victim's own throughput alone and beside each attack,
+# per policy, and its ratio to alone.
+bench_attacks() {
+	echo "== the victim's throughput beside each attack: gvt_guest -p compute -q 16 -d 2000 -t $ATTACK_S on vCPU 0, the attacker on vCPU 1"
+	printf '  %-7s %9s' policy alone
+	echo "$ATTACKS" | while IFS=: read -r name _; do printf ' %16s' "$name"; done
+	echo
+	n=100
+	for p in sfq eevdf vmcg tbs; do
+		echo "$p" >"$GPU/policy"
+		n=$((n + 1))
+		v=$(vgpu "$n")
+		alone=$(victim_rate "$v")
+		line=$(printf '  %-7s %9s' "$p" "$alone")
+		while IFS=: read -r name opts; do
+			n=$((n + 1))
+			a=$(vgpu "$n")
+			# shellcheck disable=SC2086 # the options, one a word
+			taskset -c 1 "$GUEST" $opts -t 600 "$a" >/tmp/bench_a.out 2>&1 &
+			sleep 2
+			r=$(victim_rate "$v")
+			echo 1 >"/sys/bus/mdev/devices/$a/remove"
+			wait
+			line="$line$(printf ' %8s (%5s)' "$r" "$(per "$r" "$alone")")"
+		done <<EOF2
+$ATTACKS
+EOF2
+		echo "$line"
+		echo 1 >"/sys/bus/mdev/devices/$v/remove"
+	done
+	echo "  (workloads per second; in brackets the ratio to alone; wall-clock rates under TCG)"
+	echo sfq >"$GPU/policy"
+}
+
 part path && bench_path
 part frames && bench_frames
 part switch && bench_switch
+part attacks && bench_attacks
 echo tbs >"$GPU/policy"
 rmmod gvt_rs
