@@ -30,7 +30,9 @@
 //! GVT-g serialises the ops of a GPU: scheduling ops run under its
 //! `sched_lock`, the placement ops (`alloc_high`, `free_high`, `high_avail`)
 //! under `gvt->lock` or the vGPU's lock, and none runs concurrently with
-//! the GPU's `init` or `clean` (see the header).
+//! the GPU's `init` or `clean` (see the header; `free_high` because a policy
+//! switch waits, under `gtt.residency_lock`, until no vGPU the policy placed
+//! remains).
 //!
 //! # Module symbols
 //!
