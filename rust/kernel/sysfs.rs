@@ -183,6 +183,12 @@ impl<T: AttributeOperations> Attribute<T> {
         Self::new(name, 0o444, knob)
     }
 
+    /// A file only root may read (mode 0400, C's `DEVICE_ATTR_ADMIN_RO`),
+    /// for what other users must not see.
+    pub const fn admin_read_only(name: &'static CStr, knob: T::Knob) -> Self {
+        Self::new(name, 0o400, knob)
+    }
+
     /// A file readable by everyone and writable by root (mode 0644).
     pub const fn read_write(name: &'static CStr, knob: T::Knob) -> Self {
         Self::new(name, 0o644, knob)
