@@ -17,6 +17,9 @@ source "$GVT_RS_CACHE/env.sh"
 ksrc=${KDIR:-$GVT_RS_KSRC}
 
 stage=$(mktemp -d)
+# The VM's root directory: mktemp's 0700 would keep every user but root out
+# of the whole file system (gvt_rs_sysfs.sh reads files as another user).
+chmod 0755 "$stage"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,root,tests,lib/modules}
 

@@ -13,6 +13,12 @@
 //! and the knob it shows; one `show` and one `store` per directory dispatch on
 //! the knob. Stores parse strictly and change nothing on error; ranges are
 //! checked where the values live, in the core.
+//!
+//! Who may read what: the figures that move with what tenants do, per vGPU
+//! and GPU-wide (with two tenants, a GPU's count minus one's own is the
+//! other's), are root's only ([`tenant_figure`], mode 0400); what the
+//! administrator set and what a vGPU's creation fixed is everyone's. See
+//! "Who can read what" in `Documentation/gvt-rs/admin-guide.rst`.
 
 use super::{
     Engine,
@@ -184,8 +190,19 @@ const fn slots(name: &'static CStr, t: SlotTunable) -> Attribute<GpuDir> {
     Attribute::read_write(name, GpuKnob::Slots(t))
 }
 
-/// A figure of the GPU: read-only.
+/// A file that shows what tenants do, which other host users must not watch:
+/// root only (mode 0400).
+const fn tenant_figure<T: AttributeOperations>(name: &'static CStr, knob: T::Knob) -> Attribute<T> {
+    Attribute::admin_read_only(name, knob)
+}
+
+/// A figure of the GPU that moves with what its tenants do: root only.
 const fn gpu_stat(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
+    tenant_figure(name, GpuKnob::Stat(s))
+}
+
+/// A figure of the GPU fixed when it was set up: everyone's.
+const fn gpu_fact(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
     Attribute::read_only(name, GpuKnob::Stat(s))
 }
 
@@ -231,9 +248,9 @@ pub static GPU_FILES: AttributeGroup<GpuDir, 51> = AttributeGroup::new(
         gpu_stat(c"overdue_ns", GpuStat::OverdueNs),
         gpu_stat(c"vmcg_rounds", GpuStat::Rounds),
         gpu_stat(c"inflight", GpuStat::Inflight),
-        gpu_stat(c"engines", GpuStat::Engines),
-        gpu_stat(c"vgpus", GpuStat::Vgpus),
-        gpu_stat(c"gm_slots", GpuStat::Slots),
+        gpu_fact(c"engines", GpuStat::Engines),
+        gpu_fact(c"vgpus", GpuStat::Vgpus),
+        gpu_fact(c"gm_slots", GpuStat::Slots),
         gpu_stat(c"gm_shared_slots", GpuStat::SharedSlots),
         gpu_stat(c"gtt_entries_copied", GpuStat::GttEntriesCopied),
         gpu_stat(c"events_queued", GpuStat::Event(Event::Queued)),
@@ -475,14 +492,16 @@ pub enum SlotStat {
     Relocations,
 }
 
-/// A scheduler statistic of the vGPU: read-only.
+/// A scheduler statistic of the vGPU, which shows what its tenant does:
+/// root only.
 const fn vgpu_stat(name: &'static CStr, s: VgpuStat) -> Attribute<VgpuDir> {
-    Attribute::read_only(name, VgpuKnob::Stat(s))
+    tenant_figure(name, VgpuKnob::Stat(s))
 }
 
-/// A figure of the vGPU's slots: read-only.
+/// A figure of the vGPU's slots, which moves with what the tenants do (the
+/// switch-ins of the vGPU, the allocators' moves): root only.
 const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
-    Attribute::read_only(name, VgpuKnob::Slot(s))
+    tenant_figure(name, VgpuKnob::Slot(s))
 }
 
 /// Every file of a vGPU's directory.
@@ -521,9 +540,10 @@ pub static VGPU_FILES: AttributeGroup<VgpuDir, 40> = AttributeGroup::new(
         vgpu_stat(c"anticipate_misses", VgpuStat::AnticipateMisses),
         vgpu_stat(c"anticipate_held_ns", VgpuStat::AnticipateHeldNs),
         vgpu_stat(c"started", VgpuStat::Started),
-        vgpu_stat(c"gm_mb", VgpuStat::GmMb),
+        // Fixed by the vGPU's type: everyone's.
+        Attribute::read_only(c"gm_mb", VgpuKnob::Stat(VgpuStat::GmMb)),
         slot_stat(c"slot_start", SlotStat::Start),
-        slot_stat(c"slot_count", SlotStat::Count),
+        Attribute::read_only(c"slot_count", VgpuKnob::Slot(SlotStat::Count)),
         slot_stat(c"slot_parked", SlotStat::Parked),
         slot_stat(c"switch_ins", SlotStat::SwitchIns),
         slot_stat(c"slots_copied", SlotStat::SlotsCopied),

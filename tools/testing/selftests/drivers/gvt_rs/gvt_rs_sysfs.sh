@@ -4,7 +4,12 @@
 # Every sysfs file of gvt-rs's simulated GPU and of a vGPU, with good and bad
 # input: valid values read back, malformed ones fail with EINVAL, values out
 # of range with ERANGE, and a failed write changes nothing. Read-only files
-# refuse writes.
+# refuse writes. Each file has its mode: the figures that move with what
+# tenants do are root's only (0400), per vGPU and GPU-wide, and what the
+# administrator set or a vGPU's creation fixed is everyone's (0444, 0644
+# when root may write it); another user cannot read the former, can read
+# the latter, and can be given a group's read access (the admin guide's
+# "Who can read what").
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -14,7 +19,7 @@ U=$(vgpu_create GVTg_V5_4)
 V=/sys/bus/mdev/devices/$U/gvt_rs
 ngpu=$(count_paths "$GVT_GPU"/*)
 nvgpu=$(count_paths "$V"/*)
-ktap_set_plan $((ngpu + nvgpu + 2))
+ktap_set_plan $((ngpu + nvgpu + 6))
 check "per-GPU ($ngpu) and per-vGPU ($nvgpu) files exist" test "$ngpu" -ge 40 -a "$nvgpu" -ge 25
 
 # good FILE VALUE: the write succeeds and reads back.
@@ -46,6 +51,53 @@ writable() {
 
 ro_file() {
 	cat "$1" >/dev/null && ! (echo 1 >"$1") 2>/dev/null
+}
+
+# has_mode FILE MODE: the file's permission bits are MODE (octal).
+has_mode() {
+	m=$(stat -c %a "$1")
+	[ "$m" = "$2" ] || { echo "# $1: mode $m, not $2"; return 1; }
+}
+
+# as_nobody [-g GID] COMMAND...: COMMAND as user 65534 in group 65534 (or
+# GID), with no supplementary group: util-linux setpriv, or busybox
+# nsenter, which sets the ids without entering a namespace.
+as_nobody() {
+	gid=65534
+	if [ "$1" = -g ]; then
+		gid=$2
+		shift 2
+	fi
+	if setpriv --reuid=65534 --regid="$gid" --clear-groups true 2>/dev/null; then
+		setpriv --reuid=65534 --regid="$gid" --clear-groups "$@"
+	else
+		nsenter -S 65534 -G "$gid" "$@"
+	fi
+}
+
+# nobody_denied FILE: another user's read fails with EACCES, from cat's
+# open of FILE (not from starting cat).
+nobody_denied() {
+	as_nobody true || { echo "# cannot run a command as user 65534"; return 1; }
+	err=$(as_nobody cat "$1" 2>&1 >/dev/null) && { echo "# $1: read as nobody"; return 1; }
+	case "$err" in
+	*"$1"*"Permission denied"*) ;;
+	*) echo "# $1: $err"; return 1 ;;
+	esac
+}
+
+# nobody_reads FILE...: another user reads each file.
+nobody_reads() {
+	for f in "$@"; do
+		as_nobody cat "$f" >/dev/null || return 1
+	done
+}
+
+# group_grant FILE: root gives group 65533 read access (chgrp, chmod
+# 0440), a user of that group reads the file, and the file is root's again.
+group_grant() {
+	chgrp 65533 "$1" && chmod 0440 "$1" && as_nobody -g 65533 cat "$1" >/dev/null &&
+		chmod 0400 "$1" && chgrp 0 "$1" && nobody_denied "$1"
 }
 
 gpu_rw() {
@@ -114,12 +166,18 @@ for path in "$GVT_GPU"/*; do
 	[ -e "$path" ] || [ -L "$path" ] || continue
 	f=${path##*/}
 	if writable "$GVT_GPU/$f"; then
+		# gpu_rw's helpers set f.
+		name=$f
 		gpu_rw "$f"
 		rc=$?
-		[ $rc = 2 ] && echo "# $f: writable but not covered by this test"
-		check "gpu/$f" test $rc = 0
+		[ $rc = 2 ] && echo "# $name: writable but not covered by this test"
+		check "gpu/$name (mode 644)" eval "test $rc = 0 && has_mode $GVT_GPU/$name 644"
 	else
-		check "gpu/$f (read-only)" ro_file "$GVT_GPU/$f"
+		case "$f" in
+		engines | vgpus | gm_slots) m=444 ;;
+		*) m=400 ;;
+		esac
+		check "gpu/$f (read-only, mode $m)" eval "ro_file $GVT_GPU/$f && has_mode $GVT_GPU/$f $m"
 	fi
 done
 
@@ -141,9 +199,19 @@ for path in "$V"/*; do
 			write_fails 'Invalid argument' $V/pcie_bw_mbps 8G && \
 			echo 0 > $V/pcie_bw_mbps" ;;
 	*)
-		check "vgpu/$f (read-only)" ro_file "$V/$f" ;;
+		case "$f" in
+		vgpu_id | type_weight | gm_mb | slot_count) m=444 ;;
+		*) m=400 ;;
+		esac
+		check "vgpu/$f (read-only, mode $m)" eval "ro_file $V/$f && has_mode $V/$f $m" ;;
 	esac
 done
+check "vgpu/weight and pcie_bw_mbps: mode 644" eval "has_mode $V/weight 644 && has_mode $V/pcie_bw_mbps 644"
+check "another user cannot read a tenant's figures (vGPU busy_ns, cpu_ns; GPU current_vgpu, events_completed)" \
+	eval "nobody_denied $V/busy_ns && nobody_denied $V/cpu_ns && nobody_denied $GVT_GPU/current_vgpu && nobody_denied $GVT_GPU/events_completed"
+check "another user reads the configuration (weight, type_weight, policy, engines)" \
+	nobody_reads "$V/weight" "$V/type_weight" "$GVT_GPU/policy" "$GVT_GPU/engines"
+check "root can give a group read access to a tenant's figure" group_grant "$V/busy_ns"
 vgpu_remove "$U"
 check "reading a removed vGPU's directory fails" test ! -e "$V/weight"
 ktap_finished
