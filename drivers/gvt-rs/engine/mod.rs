@@ -131,6 +131,9 @@ pub struct Counters {
     pub relocations: AtomicU64,
     /// GTT reloads of a running vGPU whose range a placement changed.
     pub reloads: AtomicU64,
+    /// Time spent deciding ([`Engine::pick`]), ns: the engine's locks, and
+    /// the provider's scheduling lock, are held meanwhile.
+    pub pick_ns: AtomicU64,
 }
 
 impl Counters {
@@ -438,11 +441,14 @@ impl Engine {
     /// non-resident GTT slots are loaded through the provider before this
     /// returns. `Ok(None)` is the idle vGPU; `EBUSY` if work is in flight.
     pub fn pick<P: Provider + ?Sized>(&self, p: &P) -> Result<Option<VgpuId>> {
-        let now = self.now_ns();
         let mut guard = self.policy.lock();
         let st = &mut *guard;
         let mut sl = self.slots.lock();
-        Ok(st.table.pick(&mut st.sched, &mut sl.pool, p, self, now)?)
+        // From here the locks are held.
+        let now = self.now_ns();
+        let picked = st.table.pick(&mut st.sched, &mut sl.pool, p, self, now);
+        Counters::bump(&self.counters.pick_ns, self.now_ns().saturating_sub(now));
+        Ok(picked?)
     }
 
     /// Where the running vGPU's turn stands, after the policy's periodic

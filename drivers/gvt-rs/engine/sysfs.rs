@@ -135,6 +135,8 @@ pub enum GpuStat {
     Active,
     /// Scheduling decisions.
     Picks,
+    /// Time spent deciding, with the GPU's scheduling locks held, ns.
+    PickNs,
     /// Switches to another vGPU.
     Switches,
     /// GPU time the policy left idle while work waited, ns.
@@ -207,7 +209,7 @@ const fn gpu_fact(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
 }
 
 /// Every file of a GPU's directory.
-pub static GPU_FILES: AttributeGroup<GpuDir, 51> = AttributeGroup::new(
+pub static GPU_FILES: AttributeGroup<GpuDir, 52> = AttributeGroup::new(
     &GPU_FILES,
     [
         Attribute::read_write(c"policy", GpuKnob::Policy),
@@ -243,6 +245,7 @@ pub static GPU_FILES: AttributeGroup<GpuDir, 51> = AttributeGroup::new(
         gpu_stat(c"fairness_jain_ppm", GpuStat::JainPpm),
         gpu_stat(c"fairness_active", GpuStat::Active),
         gpu_stat(c"picks", GpuStat::Picks),
+        gpu_stat(c"pick_ns", GpuStat::PickNs),
         gpu_stat(c"switches", GpuStat::Switches),
         gpu_stat(c"withheld_ns", GpuStat::WithheldNs),
         gpu_stat(c"overdue_ns", GpuStat::OverdueNs),
@@ -300,6 +303,7 @@ impl GpuStat {
             Self::JainPpm => line(buf, e.fairness().jain_ppm),
             Self::Active => line(buf, e.fairness().active),
             Self::Picks => line(buf, e.gpu_stats().picks),
+            Self::PickNs => line(buf, e.counters.pick_ns.load(Ordering::Relaxed)),
             Self::Switches => line(buf, e.gpu_stats().switches),
             Self::WithheldNs => line(buf, e.gpu_stats().withheld_ns),
             Self::OverdueNs => line(buf, e.gpu_stats().overdue_ns),
