@@ -676,6 +676,9 @@ impl Provider for Picking<'_> {
         self.gpu.relocate(m);
     }
 
+    // Under `sched_lock`, which `intel_vgpu_vcpu_time_ns()` needs: one
+    // constant-time read per vCPU thread of the VM, at most KVM's vCPU
+    // limit, whatever other threads its VMM has.
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
         self.gpu
             .with_vgpu(vgpu, |r| {

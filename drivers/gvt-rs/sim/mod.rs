@@ -26,6 +26,7 @@ mod regs;
 mod ring;
 mod vchannel;
 mod vdev;
+mod vmcpu;
 
 use crate::engine::{
     sysfs::{
@@ -59,14 +60,12 @@ use kernel::{
     device::Device,
     mdev,
     new_mutex,
-    new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
         aref::ARef,
         Arc,
-        Mutex,
-        SpinLock, //
+        Mutex, //
     },
     sysfs::{
         Buffer,
@@ -86,6 +85,7 @@ use vchannel::{
     Workload, //
 };
 use vdev::Vgpu;
+use vmcpu::VmCpuTimes;
 
 /// Number of engines of the simulated GPU (render and blitter).
 pub const ENGINES: usize = 2;
@@ -174,9 +174,8 @@ pub struct SimGpu {
     state: Mutex<SimState>,
     #[pin]
     gtt: Mutex<Gtt>,
-    /// The thread group that opened each vGPU (the VM), for its CPU time.
-    #[pin]
-    vms: SpinLock<[Option<ARef<Task>>; MAX_VGPUS]>,
+    /// The CPU time of the VM (the thread group) that opened each vGPU.
+    vms: Arc<VmCpuTimes>,
     engine_timers: [Arc<Timer<SimGpu>>; ENGINES],
     sched_timer: Arc<Timer<SimGpu>>,
 }
@@ -267,7 +266,7 @@ impl SimGpu {
                     private: [const { None }; MAX_VGPUS],
                     private_low: [const { None }; MAX_VGPUS],
                 }, "gvt_rs_sim_gtt"),
-                vms <- new_spinlock!([const { None }; MAX_VGPUS], "gvt_rs_sim_vms"),
+                vms: VmCpuTimes::new()?,
                 engine_timers,
                 sched_timer,
             }),
@@ -276,6 +275,7 @@ impl SimGpu {
         for t in Iterator::chain(gpu.engine_timers.iter(), core::iter::once(&gpu.sched_timer)) {
             t.bind(gpu.clone())?;
         }
+        gpu.vms.bind()?;
         Ok(gpu)
     }
 
@@ -287,6 +287,7 @@ impl SimGpu {
         for t in &self.engine_timers {
             t.shutdown();
         }
+        self.vms.shutdown();
     }
 
     /// The engine of this GPU.
@@ -691,9 +692,10 @@ impl Provider for SimGpu {
         // next switch-in copies the new range: nothing to do here.
     }
 
+    // The value a work item read outside the GPU's locks: reading it here
+    // would walk all the VM's threads with them held.
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
-        let vm = self.vms.lock().get(usize::from(vgpu))?.clone()?;
-        Some(vm.group_cputime_ns())
+        self.vms.cpu_ns(vgpu)
     }
 }
 
@@ -740,13 +742,7 @@ impl SimVgpu {
     }
 
     fn set_vm(&self, vm: Option<ARef<Task>>) {
-        let old = self
-            .gpu
-            .vms
-            .lock()
-            .get_mut(usize::from(self.id))
-            .map(|s| core::mem::replace(s, vm));
-        drop(old);
+        self.gpu.vms.set(self.id, vm);
     }
 
     /// VFIO `open_device`: the VM starts using the vGPU.

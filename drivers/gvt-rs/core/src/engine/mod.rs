@@ -71,6 +71,11 @@ pub trait Provider {
     /// A vGPU's high-GM range moved (relocation by an allocator).
     fn relocate(&self, m: &Move);
     /// Cumulative CPU time of the VM that owns `vgpu` (all vCPUs), ns.
+    /// Asked while the engine decides (every [`CPU_SAMPLE_NS`], for each
+    /// started vGPU), with its locks and the provider's held: its cost must
+    /// not grow with what a tenant controls, such as the number of threads
+    /// of its VMM. A value read earlier, outside the provider's locks, or a
+    /// read bounded by the hardware's limits (GVT-g: one per vCPU thread).
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64>;
 }
 
