@@ -33,6 +33,9 @@
  *                  that guests started one after the other run together
  *     -v N         N more threads that keep a CPU busy for the run, as
  *                  the vCPU threads of a busy VM do (default 0)
+ *     -T N         N more threads that sleep until the process exits, as
+ *                  the many threads a VMM may have (the host reads the
+ *                  CPU time of all of them; default 0, at most 10000)
  *
  * A device request (the REQ eventfd: the host removes the vGPU) ends the
  * run early, as QEMU unplugs the device from its guest; what is queued
@@ -1735,12 +1738,34 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Starts n threads that sleep until the process exits. */
+static void start_sleepers(int n)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	if (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, 64 * 1024))
+		die("pthread_attr");
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t, &a, sleeper, NULL))
+			die("pthread_create");
+	pthread_attr_destroy(&a);
+}
+
 static void bad_usage(void)
 {
 	fprintf(stderr,
 		"usage: gvt_guest [-p compute|frames|long|idle|reset] [-t s] [-d us] [-q n] [-f n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
-		"                 [-r file] [-w file] [-v n] UUID\n");
+		"                 [-r file] [-w file] [-v n] [-T n] UUID\n");
 	exit(2);
 }
 
@@ -1748,6 +1773,7 @@ int main(int argc, char **argv)
 {
 	const char *profile = "compute", *ready = NULL, *start = NULL;
 	int q = -1, frame = 4, engine = 0, check = 0, gtt = 0, vcpus = 0, c;
+	int sleepers = 0;
 	int unplug = 0;
 	pthread_t spinners[16];
 	long dur = -1, think = 4000, bytes = 65536;
@@ -1759,7 +1785,7 @@ int main(int argc, char **argv)
 	uint64_t acc0;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:w:v:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:w:v:T:")) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -1804,6 +1830,9 @@ int main(int argc, char **argv)
 		case 'v':
 			vcpus = atoi(optarg);
 			break;
+		case 'T':
+			sleepers = atoi(optarg);
+			break;
 		default:
 			bad_usage();
 		}
@@ -1818,6 +1847,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
 		return 2;
 	}
+	if (sleepers < 0 || sleepers > 10000) {
+		fprintf(stderr, "gvt_guest: -T takes 0 to 10000\n");
+		return 2;
+	}
 	uuid = argv[optind];
 	open_dev(&d, irq);
 	if (check)
@@ -1829,6 +1862,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < vcpus; i++)
 		if (pthread_create(&spinners[i], NULL, spin, NULL))
 			die("pthread_create");
+	start_sleepers(sleepers);
 	if (dur < 0)
 		dur = !strcmp(profile, "long") ? 20000 :
 		      !strcmp(profile, "frames") ? 1000 : 2000;
