@@ -5,11 +5,11 @@
 # input: valid values read back, malformed ones fail with EINVAL, values out
 # of range with ERANGE, and a failed write changes nothing. Read-only files
 # refuse writes. Each file has its mode: the figures that move with what
-# tenants do are root's only (0400), per vGPU and GPU-wide, and what the
-# administrator set or a vGPU's creation fixed is everyone's (0444, 0644
-# when root may write it); another user cannot read the former, can read
-# the latter, and can be given a group's read access (the admin guide's
-# "Who can read what").
+# tenants do are readable by root only (0400), per vGPU and GPU-wide, and
+# what the administrator set or a vGPU was created with by everyone (0444,
+# 0644 when root may write it); another user cannot read the former, can
+# read the latter, and root can give a group read access ("Who can read
+# what" in the admin guide).
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -177,7 +177,8 @@ for path in "$GVT_GPU"/*; do
 		engines | vgpus | gm_slots) m=444 ;;
 		*) m=400 ;;
 		esac
-		check "gpu/$f (read-only, mode $m)" eval "ro_file $GVT_GPU/$f && has_mode $GVT_GPU/$f $m"
+		check "gpu/$f (read-only, mode $m)" \
+			eval "ro_file $GVT_GPU/$f && has_mode $GVT_GPU/$f $m"
 	fi
 done
 
@@ -206,9 +207,11 @@ for path in "$V"/*; do
 		check "vgpu/$f (read-only, mode $m)" eval "ro_file $V/$f && has_mode $V/$f $m" ;;
 	esac
 done
-check "vgpu/weight and pcie_bw_mbps: mode 644" eval "has_mode $V/weight 644 && has_mode $V/pcie_bw_mbps 644"
-check "another user cannot read a tenant's figures (vGPU busy_ns, cpu_ns; GPU current_vgpu, events_completed)" \
-	eval "nobody_denied $V/busy_ns && nobody_denied $V/cpu_ns && nobody_denied $GVT_GPU/current_vgpu && nobody_denied $GVT_GPU/events_completed"
+check "vgpu/weight and pcie_bw_mbps: mode 644" \
+	eval "has_mode $V/weight 644 && has_mode $V/pcie_bw_mbps 644"
+check "another user cannot read what tenants do (busy_ns, cpu_ns, current_vgpu, events_completed)" \
+	eval "nobody_denied $V/busy_ns && nobody_denied $V/cpu_ns &&
+		nobody_denied $GVT_GPU/current_vgpu && nobody_denied $GVT_GPU/events_completed"
 check "another user reads the configuration (weight, type_weight, policy, engines)" \
 	nobody_reads "$V/weight" "$V/type_weight" "$GVT_GPU/policy" "$GVT_GPU/engines"
 check "root can give a group read access to a tenant's figure" group_grant "$V/busy_ns"

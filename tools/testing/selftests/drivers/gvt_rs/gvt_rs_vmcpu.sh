@@ -42,8 +42,10 @@ window() {
 	p0=$(gpu pick_ns) n0=$(gpu picks)
 	sleep 4
 	p1=$(gpu pick_ns) n1=$(gpu picks)
-	mean=$(awk -v p=$((p1 - p0)) -v n=$((n1 - n0)) 'BEGIN { if (n > 0) printf "%d", p / n; else print 0 }')
-	echo "# figure: $1: $((n1 - n0)) decisions in 4 s, $mean ns each on average, $(((p1 - p0) / 4000)) us per second" >&2
+	mean=$(awk -v p=$((p1 - p0)) -v n=$((n1 - n0)) \
+		'BEGIN { if (n > 0) printf "%d", p / n; else print 0 }')
+	echo "# figure: $1: $((n1 - n0)) decisions in 4 s, $mean ns each on average," \
+		"$(((p1 - p0) / 4000)) us per second" >&2
 	echo "$mean $((n1 - n0))"
 }
 
