@@ -223,8 +223,11 @@ for p in sfq eevdf; do
 		printf "%.4f %s %.1f\n", lo / hi, shares, t / 1e6 }')
 	# shellcheck disable=SC2086 # the figures, one a word
 	set -- $res
-	echo "# figure: policy=$p weights=1:2:2:3:3:4 (0.2ms q8 / 5ms q2 alternating) contended occupancy shares=${2:-?} (ideal 0.067:0.133:0.133:0.200:0.200:0.267) min_max=$1 contended_ms=${3:-?}"
-	check "$p: a 1:2:2:3:3:4 mix of short and long batches gets its weights' shares of the engine (min_max $1 >= 0.97)" \
+	ideal=0.067:0.133:0.133:0.200:0.200:0.267
+	echo "# figure: policy=$p weights=1:2:2:3:3:4 (0.2ms q8 / 5ms q2 alternating)" \
+		"contended occupancy shares=${2:-?} (ideal $ideal) min_max=$1 contended_ms=${3:-?}"
+	desc="$p: a 1:2:2:3:3:4 mix of short and long batches gets its weights' shares"
+	check "$desc of the engine (min_max $1 >= 0.97)" \
 		awk -v m="$1" 'BEGIN { exit !(m + 0 == m && m >= 0.97) }'
 done
 set_attr "$GVT_GPU/policy" tbs
