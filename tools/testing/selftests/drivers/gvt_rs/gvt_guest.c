@@ -14,9 +14,13 @@
  * It follows a workload profile and reports its own throughput.
  *
  *   gvt_guest [options] UUID
- *     -p compute|frames|long|idle|reset   profile (default compute; reset
- *                  is compute with a VFIO_DEVICE_RESET after every round
- *                  of submissions, as a guest trying to buy priority)
+ *     -p compute|frames|long|idle|reset|stall   profile (default compute;
+ *                  reset is compute with a VFIO_DEVICE_RESET after every
+ *                  round of submissions, as a guest trying to buy
+ *                  priority; stall puts the status page in memory a
+ *                  userfaultfd never serves, completes one -d workload on
+ *                  -e, prints "stalled" when the device's write faulted,
+ *                  and lets go at the end)
  *     -t SECONDS   run time (default 5)
  *     -d US        workload duration (compute 2000, frames 1000, long 20000)
  *     -q N         workloads kept queued (compute 4, long 2)
@@ -66,9 +70,11 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/pci_regs.h>
+#include <linux/userfaultfd.h>
 #include <linux/vfio.h>
 
 #include "gvt_sim_dev.h"
@@ -88,6 +94,8 @@
 #define UNMAPPED_IOVA	0x80000000ull
 /* A second mapping, which the self-check unmaps under a ring. */
 #define EXTRA_IOVA	0x50000000ull
+/* -p stall: a status page whose memory a userfaultfd never serves. */
+#define STALL_IOVA	0x60000000ull
 
 /*
  * How long to wait for something the device must do (a completion, a
@@ -1725,6 +1733,64 @@ static int self_check(struct dev *d)
 	return failures ? 1 : 0;
 }
 
+/*
+ * -p stall: points the status page at memory registered with a
+ * userfaultfd whose faults are never served, as guest RAM is during a
+ * postcopy migration, and completes one workload on engine e. The
+ * device's write of the completion record faults and waits; reports
+ * "stalled" on stdout once the fault arrived. Then waits for the end of
+ * the run (or a device request), and lets go: closing the userfaultfd
+ * before the device wakes the fault (the write then lands in a fresh
+ * page), so the device can close. Returns the fault's address, 0 if the
+ * device never wrote.
+ */
+static uint64_t stall_status_page(struct dev *d, unsigned int e, uint32_t us,
+				  double t_end, int *unplug)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg_ = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	uint64_t fault = 0;
+	void *page;
+	int uffd;
+
+	page = mmap(NULL, GVT_SIM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		die("mmap the stalled page");
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		die("userfaultfd (CONFIG_USERFAULTFD, root)");
+	if (ioctl(uffd, UFFDIO_API, &api))
+		die("UFFDIO_API");
+	reg_.range.start = (uintptr_t)page;
+	reg_.range.len = GVT_SIM_PAGE_SIZE;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg_))
+		die("UFFDIO_REGISTER");
+	errno = -dma_map(d, page, STALL_IOVA, GVT_SIM_PAGE_SIZE);
+	if (errno)
+		die("map the stalled page");
+	setreg64(d, GVT_SIM_REG_STATUS_PAGE, STALL_IOVA);
+	if (queue(d, e, 1, us, 4096, GVT_SIM_DESC_IRQ) || doorbell(d, e))
+		die("queue the stalled workload");
+	pfd.fd = uffd;
+	pfd.events = POLLIN;
+	while (!fault && !*unplug && now_s() < t_end) {
+		if (poll(&pfd, 1, 50) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+		    msg.event == UFFD_EVENT_PAGEFAULT) {
+			fault = msg.arg.pagefault.address;
+			printf("gvt_guest uuid=%s stalled address=0x%" PRIx64 "\n", uuid, fault);
+			fflush(stdout);
+		}
+		*unplug = wait_efd(d->req, 0) > 0;
+	}
+	while (!*unplug && now_s() < t_end)
+		*unplug = wait_efd(d->req, 50) > 0;
+	close(uffd);
+	return fault;
+}
+
 /* ---- workload profiles --------------------------------------------------- */
 
 static int spin_stop;
@@ -1763,7 +1829,7 @@ static void start_sleepers(int n)
 static void bad_usage(void)
 {
 	fprintf(stderr,
-		"usage: gvt_guest [-p compute|frames|long|idle|reset] [-t s] [-d us] [-q n] [-f n]\n"
+		"usage: gvt_guest [-p compute|frames|long|idle|reset|stall] [-t s] [-d us] [-q n] [-f n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
 		"                 [-r file] [-w file] [-v n] [-T n] UUID\n");
 	exit(2);
@@ -1782,6 +1848,7 @@ int main(int argc, char **argv)
 	uint32_t sub = 0, done = 0, seq = 0, hi = 0, vgpu_id = 0, resets = 0;
 	uint64_t done_before_resets = 0;
 	double secs = 5, t0, t_end;
+	uint64_t stalled = 0;
 	uint64_t acc0;
 	struct dev d;
 
@@ -1841,7 +1908,7 @@ int main(int argc, char **argv)
 		bad_usage();
 	if (strcmp(profile, "compute") && strcmp(profile, "frames") &&
 	    strcmp(profile, "long") && strcmp(profile, "idle") &&
-	    strcmp(profile, "reset"))
+	    strcmp(profile, "reset") && strcmp(profile, "stall"))
 		bad_usage();
 	if (vcpus < 0 || vcpus > 16) {
 		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
@@ -1910,9 +1977,11 @@ int main(int argc, char **argv)
 		while (!unplug && now_s() < t_end)
 			unplug = wait_efd(d.req, 50) > 0;
 	}
+	if (!strcmp(profile, "stall"))
+		stalled = stall_status_page(&d, engine < 0 ? 0 : engine, dur, t_end, &unplug);
 	/* At least one round: a process that got no CPU until its time was up still runs. */
-	for (int round = 0; strcmp(profile, "idle") && !unplug && (!round || now_s() < t_end);
-	     round++) {
+	for (int round = 0; strcmp(profile, "idle") && strcmp(profile, "stall") && !unplug &&
+	     (!round || now_s() < t_end); round++) {
 		int want = !strcmp(profile, "frames") ? frame : q - (int)(sub - done);
 		unsigned int rung = 0;
 
@@ -1988,6 +2057,11 @@ int main(int argc, char **argv)
 		       done / wall, frames / wall, gtt_checked, gtt_bad, acc, resets,
 		       done_before_resets, cpu_ns(CLOCK_PROCESS_CPUTIME_ID),
 		       cpu_ns(CLOCK_THREAD_CPUTIME_ID));
+	}
+	if (!strcmp(profile, "stall") && !stalled) {
+		fprintf(stderr, "gvt_guest %s: the device never wrote the stalled status page\n",
+			uuid);
+		return 1;
 	}
 	return (done == sub && gtt_bad == 0) ? 0 : 1;
 }
