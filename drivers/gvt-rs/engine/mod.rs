@@ -207,6 +207,8 @@ pub struct Engine {
     slots: Mutex<SlotState>,
     /// Event counters.
     pub counters: Counters,
+    /// Per vGPU id, the well-formed register accesses its device ignored.
+    ignored: [AtomicU64; MAX_VGPUS],
     /// A placement moved ranges since [`Engine::ensure_resident`] last
     /// found the running vGPU resident: the next dispatch checks again.
     layout_changed: AtomicBool,
@@ -238,6 +240,7 @@ impl Engine {
             }, "gvt_rs_policy"),
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
+            ignored: [const { AtomicU64::new(0) }; MAX_VGPUS],
             layout_changed: AtomicBool::new(true),
         }? Error))
     }
@@ -293,14 +296,19 @@ impl Engine {
         let mut guard = self.policy.lock();
         let st = &mut *guard;
         let mut sl = self.slots.lock();
-        Ok(st.table.place(
+        let id = st.table.place(
             &self.cfg,
             &mut sl.pool,
             p,
             self,
             (high_mb, low_mb, weight),
             now,
-        )?)
+        )?;
+        // The id may have been another vGPU's.
+        if let Some(c) = self.ignored.get(usize::from(id)) {
+            c.store(0, Ordering::Relaxed);
+        }
+        Ok(id)
     }
 
     /// A placed vGPU enters the scheduler, stopped, with its type's weight
@@ -366,6 +374,17 @@ impl Engine {
         warn_on!(st.sched.transferred(id, bytes).is_err());
         Counters::bump(&self.counters.queued, 1);
         Ok(())
+    }
+
+    /// The provider's device model ignored a well-formed register access
+    /// of `id`: an unknown offset, a write to a read-only register (see
+    /// the simulated GPU's `regs`). Counted, never logged: a guest cannot
+    /// flood the host log with them. Lock-free, as a guest makes them in
+    /// a loop.
+    pub fn ignored_access(&self, id: VgpuId) {
+        if let Some(c) = self.ignored.get(usize::from(id)) {
+            Counters::bump(c, 1);
+        }
     }
 
     /// Engine `engine` is idle: the vGPU whose head workload it should take
@@ -595,6 +614,14 @@ impl Engine {
     /// Scheduler statistics of `id`.
     pub fn vgpu_stats(&self, id: VgpuId) -> Option<VgpuStats> {
         self.policy.lock().sched.stats(id)
+    }
+
+    /// Well-formed register accesses of `id` that its device ignored
+    /// ([`Engine::ignored_access`]) since it was created.
+    pub fn ignored_accesses(&self, id: VgpuId) -> u64 {
+        self.ignored
+            .get(usize::from(id))
+            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// Slot placement and copy counters of `id`.

@@ -412,6 +412,8 @@ pub enum VgpuKnob {
     Stat(VgpuStat),
     /// A figure of its graphics memory slots.
     Slot(SlotStat),
+    /// Well-formed register accesses its device ignored.
+    IgnoredAccesses,
 }
 
 /// A scheduler statistic of a vGPU (a field of [`VgpuStats`]).
@@ -509,7 +511,7 @@ const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
 }
 
 /// Every file of a vGPU's directory.
-pub static VGPU_FILES: AttributeGroup<VgpuDir, 40> = AttributeGroup::new(
+pub static VGPU_FILES: AttributeGroup<VgpuDir, 41> = AttributeGroup::new(
     &VGPU_FILES,
     [
         Attribute::read_only(c"vgpu_id", VgpuKnob::Id),
@@ -553,6 +555,7 @@ pub static VGPU_FILES: AttributeGroup<VgpuDir, 40> = AttributeGroup::new(
         slot_stat(c"slots_copied", SlotStat::SlotsCopied),
         slot_stat(c"gtt_entries_copied", SlotStat::GttEntriesCopied),
         slot_stat(c"relocations", SlotStat::Relocations),
+        tenant_figure(c"ignored_accesses", VgpuKnob::IgnoredAccesses),
     ],
 );
 
@@ -615,6 +618,7 @@ impl AttributeOperations for VgpuDir {
                     SlotStat::Relocations => line(buf, c.moves),
                 }
             }
+            VgpuKnob::IgnoredAccesses => line(buf, e.ignored_accesses(id)),
         }
     }
 

@@ -4,12 +4,14 @@
 //!
 //! Configuration space can be read and written in any size, as QEMU's
 //! vfio-pci does (it reads all 256 bytes at once). A BAR0 access is one
-//! naturally aligned access of 1, 2, 4 or 8 bytes inside one register, as a
-//! guest's MMIO reaches the device through QEMU; anything else, an unknown
-//! offset or a write to a read-only register fails with `EINVAL` and
-//! changes nothing. What a guest programs wrongly (a bad ring, a malformed
-//! descriptor) is not an access error: it puts the vGPU into the failed
-//! state ([`super::ring::Fault`]).
+//! naturally aligned access of 1, 2, 4 or 8 bytes, as a guest's MMIO reaches
+//! the device through QEMU; anything else fails with `EINVAL` and changes
+//! nothing. Such an access inside one register reads or writes it; the
+//! others (an unknown offset, across two registers, a write to a read-only
+//! register) are ignored, read 0 and are counted ([`Taken::Ignored`]), as
+//! by hardware: QEMU logs every failed access. What a guest programs
+//! wrongly (a bad ring, a malformed descriptor) is not an access error: it
+//! puts the vGPU into the failed state ([`super::ring::Fault`]).
 //!
 //! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
 
@@ -298,17 +300,48 @@ fn ring_of(reg: usize) -> Option<(usize, usize)> {
     (e < ENGINES).then_some((e, rel % RING_STRIDE))
 }
 
+/// What a well-formed BAR0 access did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Taken {
+    /// It read or wrote a register.
+    Done,
+    /// The device has nothing there for it: an unknown offset, an access
+    /// across two registers, a write to a read-only register or one that a
+    /// register does not take (a GTT index past the vGPU's high GM). As on
+    /// hardware it changes nothing and a read returns 0, not `!0`, which
+    /// reads as a device gone from the bus (a master abort). It succeeds,
+    /// since QEMU logs every failed access without a rate limit, and is
+    /// counted in the vGPU's `ignored_accesses`, never logged.
+    Ignored,
+}
+
 fn bar0_access(v: &Vgpu, off: u64, data: &mut [u8], write: bool) -> Result {
     let off = usize::try_from(off).map_err(|_| EINVAL)?;
     let len = data.len();
+    // QEMU passes on only these: its memory core refuses misaligned guest
+    // accesses and splits larger ones.
     if !matches!(len, 1 | 2 | 4 | 8) || off % len != 0 {
         return Err(EINVAL);
     }
-    let (reg, width) = register_at(off).ok_or(EINVAL)?;
-    let shift = (off - reg) * 8;
-    if off + len > reg + width {
-        return Err(EINVAL);
+    let taken = match register_at(off) {
+        Some((reg, width)) if off + len <= reg + width => {
+            register_access(v, reg, off - reg, data, write)?
+        }
+        _ => Taken::Ignored,
+    };
+    if taken == Taken::Ignored {
+        if !write {
+            data.fill(0);
+        }
+        v.gpu().engine.ignored_access(v.id);
     }
+    Ok(())
+}
+
+/// An access of `data.len()` bytes at byte `at` of the register `reg`.
+fn register_access(v: &Vgpu, reg: usize, at: usize, data: &mut [u8], write: bool) -> Result<Taken> {
+    let len = data.len();
+    let shift = at * 8;
     let mask = if len == 8 {
         u64::MAX
     } else {
@@ -318,7 +351,7 @@ fn bar0_access(v: &Vgpu, off: u64, data: &mut [u8], write: bool) -> Result {
     if !write {
         let val = read_reg(v, &r, reg)? >> shift;
         data.copy_from_slice(val.to_le_bytes().get(..len).ok_or(EINVAL)?);
-        return Ok(());
+        return Ok(Taken::Done);
     }
     let mut raw = [0u8; 8];
     raw.get_mut(..len).ok_or(EINVAL)?.copy_from_slice(data);
@@ -373,7 +406,7 @@ fn read_reg(v: &SimVgpu, r: &Regs, reg: usize) -> Result<u64> {
 }
 
 /// `written` holds the written bytes in place, `mask` says which they are.
-fn write_reg(v: &Vgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Result {
+fn write_reg(v: &Vgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Result<Taken> {
     // The register's value after the write, for plain read-write registers.
     let merged = |cur: u64| (cur & !mask) | (written & mask);
     if let Some((e, field)) = ring_of(reg) {
@@ -404,9 +437,9 @@ fn write_reg(v: &Vgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Res
         REG_GTT_INDEX => {
             let idx = merged(u64::from(r.gtt_index));
             let ty = TYPES.get(v.ty).ok_or(EINVAL)?;
-            // 4 KB pages per MB.
+            // 4 KB pages per MB. An index past the high GM is not taken.
             if idx >= u64::from(ty.high_mb) * 256 {
-                return Err(ERANGE);
+                return Ok(Taken::Ignored);
             }
             r.gtt_index = idx as u32;
         }
@@ -419,12 +452,20 @@ fn write_reg(v: &Vgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Res
             };
             gpu.gtt_write(v.id, r.gtt_index, merged(cur))?;
         }
-        _ => return Err(EINVAL),
+        // The read-only registers.
+        _ => return Ok(Taken::Ignored),
     }
-    Ok(())
+    Ok(Taken::Done)
 }
 
-fn write_ring(v: &Vgpu, r: &mut Regs, e: usize, field: usize, written: u64, mask: u64) -> Result {
+fn write_ring(
+    v: &Vgpu,
+    r: &mut Regs,
+    e: usize,
+    field: usize,
+    written: u64,
+    mask: u64,
+) -> Result<Taken> {
     let ring = *r.dev.rings.get(e).ok_or(EINVAL)?;
     let merged = |cur: u64| (cur & !mask) | (written & mask);
     // A ring with outstanding work cannot be reprogrammed: such writes are
@@ -439,7 +480,7 @@ fn write_ring(v: &Vgpu, r: &mut Regs, e: usize, field: usize, written: u64, mask
             if on && !ring.enabled && !r.failed() {
                 if let Err(f) = new.enable() {
                     v.fail_locked(r, f, e, 0);
-                    return Ok(());
+                    return Ok(Taken::Done);
                 }
             } else if !on && ring.enabled && idle {
                 new.enabled = false;
@@ -448,32 +489,33 @@ fn write_ring(v: &Vgpu, r: &mut Regs, e: usize, field: usize, written: u64, mask
         RING_TAIL => {
             let tail = merged(u64::from(ring.tail));
             if r.failed() {
-                return Ok(());
+                return Ok(Taken::Done);
             }
             if !ring.enabled {
                 v.fail_locked(r, Fault::RingDisabled, e, 0);
-                return Ok(());
+                return Ok(Taken::Done);
             }
             let Some(tail) = u32::try_from(tail)
                 .ok()
                 .filter(|t| *t < ring.size && !ring.tail_goes_back(*t))
             else {
                 v.fail_locked(r, Fault::TailRange, e, ring.fetched);
-                return Ok(());
+                return Ok(Taken::Done);
             };
             if let Some(slot) = r.dev.rings.get_mut(e) {
                 slot.tail = tail;
             }
             fetch(v, r, e);
-            return Ok(());
+            return Ok(Taken::Done);
         }
         RING_BASE | RING_SIZE => {}
-        _ => return Err(EINVAL),
+        // HEAD, read-only.
+        _ => return Ok(Taken::Ignored),
     }
     if let Some(slot) = r.dev.rings.get_mut(e) {
         *slot = new;
     }
-    Ok(())
+    Ok(Taken::Done)
 }
 
 /// The doorbell: fetch, scan and queue every published descriptor of

@@ -24,7 +24,15 @@
 
 #define GVT_SIM_BAR0_SIZE		4096
 
-/* BAR0 registers, little endian. RO: read only, RW1C: write 1 to clear. */
+/*
+ * BAR0 registers, little endian. RO: read only, RW1C: write 1 to clear.
+ * An access is naturally aligned, of 1, 2, 4 or 8 bytes (anything else
+ * fails with EINVAL). One inside a register reads or writes it; the device
+ * ignores the others, as hardware does: an unknown offset, an access across
+ * two registers, a write to a read-only register or a GTT index past the
+ * vGPU's high GM change nothing and read 0. The host counts them per vGPU
+ * (sysfs ignored_accesses) and logs none.
+ */
 #define GVT_SIM_REG_ID			0x000	/* 4 RO "GVTS" */
 #define GVT_SIM_REG_VERSION		0x004	/* 4 RO 2 */
 #define GVT_SIM_REG_ENGINES		0x008	/* 4 RO number of engines */
