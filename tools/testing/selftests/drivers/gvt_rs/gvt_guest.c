@@ -31,7 +31,7 @@
  *     -i msi|intx  interrupt (default msi)
  *     -c           protocol self-check (config space, registers, ignored
  *                  and malformed accesses, VFIO interrupt ioctls, rings,
- *                  every scanner fault, reset)
+ *                  every scanner fault, reset, a new session's INTx)
  *     -g           check the vGPU's GTT entries while running
  *     -r FILE      create FILE once the device is open and ready
  *     -w FILE      then wait until FILE exists before the run starts, so
@@ -1803,6 +1803,50 @@ static void intx_checks(struct dev *d)
 	expect_ret(do_reset(d, 1), 0, "VFIO_DEVICE_RESET");
 }
 
+/*
+ * A new session finds the INTx line low (the reliability audit's F5).
+ * Session 1 enables a completion interrupt, takes one and closes the
+ * device with IRQ_STATUS still set; session 2 opens it and enables INTx
+ * without VFIO_DEVICE_RESET (QEMU resets first, another VMM need not):
+ * neither the enable nor an unmask may signal what session 1 left.
+ */
+static void new_session_checks(struct dev *d)
+{
+	int ret;
+
+	expect_ret(set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, d->efd), 0, "session 1: INTx enable");
+	d->irq = VFIO_PCI_INTX_IRQ_INDEX;
+	program(d, 8);
+	drain(d->efd);
+	ret = queue(d, 0, 1, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_efd(d->efd, ANSWER_MS) == 1 &&
+	       reg(d, GVT_SIM_REG_IRQ_STATUS) == GVT_SIM_IRQ_ENGINE(0) && cfg_intx(d),
+	       "session 1: a completion asserts INTx; it closes the device with IRQ_STATUS set");
+	close(d->fd);
+	d->fd = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
+	if (d->fd < 0)
+		die("VFIO_GROUP_GET_DEVICE_FD (session 2)");
+	drain(d->efd);
+	expect_ret(set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, d->efd), 0,
+		   "session 2: INTx enable without VFIO_DEVICE_RESET");
+	expect(wait_efd(d->efd, 100) == 0 && !cfg_intx(d) &&
+	       reg(d, GVT_SIM_REG_IRQ_STATUS) == 0,
+	       "session 2: no interrupt at enable; IRQ_STATUS 0, config status INTx bit clear");
+	expect_ret(unmask_intx(d), 0, "session 2: unmask");
+	expect(wait_efd(d->efd, 100) == 0, "session 2: ... no interrupt at unmask");
+	/* The eventfd works: session 2's own completion fires it. */
+	program(d, 8);
+	ret = queue(d, 0, 2, 300, 0, GVT_SIM_DESC_IRQ) ?: doorbell(d, 0);
+	expect(!ret && wait_efd(d->efd, ANSWER_MS) == 1,
+	       "session 2: its own completion fires INTx");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
+	expect_ret(unmask_intx(d), 0, "session 2: acknowledged and unmasked");
+	expect(drain(d->efd) == 0, "session 2: ... no interrupt once acknowledged");
+	expect_ret(irq_none(d, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_PCI_INTX_IRQ_INDEX, 0, 0), 0,
+		   "session 2: INTx disable");
+	expect_ret(do_reset(d, 1), 0, "session 2: VFIO_DEVICE_RESET");
+}
+
 static int self_check(struct dev *d)
 {
 	/* Start from no interrupt type and no REQ: drop what open_dev() set. */
@@ -1817,6 +1861,7 @@ static int self_check(struct dev *d)
 	ring_checks(d);
 	fault_checks(d);
 	intx_checks(d);
+	new_session_checks(d);
 	expect_val(reg(d, GVT_SIM_REG_COMPLETED), 0, "COMPLETED 0 after the last reset");
 	printf("# self-check: %d of %d passed\n", checks - failures, checks);
 	return failures ? 1 : 0;

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A vGPU opened through VFIO as QEMU does: protocol self-check (config space,
-# registers of every access size, malformed accesses, VFIO interrupt ioctls
-# with vfio-pci's answers, rings and status page in guest memory, every fault
-# of the command scanner and its recovery by reset, MSI and INTx), then every
+# registers of every access size, malformed accesses, the ignored ones and
+# their count, VFIO interrupt ioctls with vfio-pci's answers, rings and status
+# page in guest memory, every fault of the command scanner and its recovery by
+# reset, MSI and INTx, INTx in a new session without a reset), then every
 # workload profile of the guest emulator, the VM CPU time it is charged, and
 # the removal of a vGPU the VM holds (device request).
 
