@@ -14,14 +14,19 @@
  * It follows a workload profile and reports its own throughput.
  *
  *   gvt_guest [options] UUID
- *     -p compute|frames|long|idle|reset|stall   profile (default compute;
- *                  reset is compute with a VFIO_DEVICE_RESET after every
- *                  round of submissions, as a guest trying to buy
- *                  priority; stall puts the status page in memory a
- *                  userfaultfd never serves, completes one -d workload on
- *                  -e, prints "stalled" when the device's write faulted,
- *                  and lets go at the end)
+ *     -p compute|frames|long|idle|reset|doorbell|ignored|stall   profile (default
+ *                  compute; reset is compute with a VFIO_DEVICE_RESET after
+ *                  every round of submissions, as a guest trying to buy
+ *                  priority; doorbell completes -q workloads, then rings
+ *                  the doorbell with nothing new in a tight loop; ignored
+ *                  loops over accesses the device ignores: unknown
+ *                  offsets, writes to read-only registers; stall puts
+ *                  the status page in memory a userfaultfd never serves,
+ *                  completes one -d workload on -e, prints "stalled" when
+ *                  the device's write faulted, and lets go at the end)
  *     -t SECONDS   run time (default 5)
+ *     -n N         doorbell and ignored: make N accesses, then end the run
+ *                  (default: until the run time is up)
  *     -d US        workload duration (compute 2000, frames 1000, long 20000)
  *     -q N         workloads kept queued (compute 4, long 2)
  *     -f N         workloads per frame (frames, default 4)
@@ -1867,6 +1872,80 @@ static int self_check(struct dev *d)
 	return failures ? 1 : 0;
 }
 
+/* ---- attacks: register accesses that make the device do nothing ---------- */
+
+/* An offset of BAR0 with no register. */
+#define UNKNOWN_REG	0x050
+
+/*
+ * Whether an attack loop goes on after made accesses: n of them if n > 0,
+ * else until the run time is up; a device request ends it (*unplug).
+ */
+static int attack_goes_on(struct dev *d, uint64_t made, uint64_t n, double t_end,
+			  int *unplug)
+{
+	if (made % 4096 == 0 && wait_efd(d->req, 0) > 0)
+		*unplug = 1;
+	if (*unplug)
+		return 0;
+	return n ? made < n : now_s() < t_end;
+}
+
+/* Doorbells on engine e with the TAIL it has: nothing new to fetch. */
+static uint64_t doorbell_storm(struct dev *d, unsigned int e, uint64_t n, double t_end,
+			       int *unplug)
+{
+	uint64_t made = 0;
+
+	while (attack_goes_on(d, made, n, t_end, unplug)) {
+		if (doorbell(d, e))
+			die("doorbell");
+		made++;
+	}
+	return made;
+}
+
+/*
+ * Accesses the device ignores: an unknown offset read and written, writes
+ * to read-only registers (ID, a ring's HEAD), a read across two registers
+ * (ID and VERSION), a GTT index past the vGPU's high GM. Each must succeed.
+ */
+static uint64_t ignored_loop(struct dev *d, uint64_t n, double t_end, int *unplug)
+{
+	uint32_t past = reg(d, GVT_SIM_REG_GM_HIGH) * 256, ones = ~0u;
+	uint64_t made = 0, q;
+	int ret = 0;
+
+	while (attack_goes_on(d, made, n, t_end, unplug)) {
+		switch (made % 6) {
+		case 0:
+			ret = bar_rd(d, UNKNOWN_REG, &q, 4);
+			break;
+		case 1:
+			ret = bar_wr(d, UNKNOWN_REG, &ones, 4);
+			break;
+		case 2:
+			ret = bar_wr(d, GVT_SIM_REG_ID, &ones, 4);
+			break;
+		case 3:
+			ret = bar_wr(d, GVT_SIM_REG_RING(0) + GVT_SIM_RING_HEAD, &ones, 4);
+			break;
+		case 4:
+			ret = bar_rd(d, GVT_SIM_REG_ID, &q, 8);
+			break;
+		default:
+			ret = bar_wr(d, GVT_SIM_REG_GTT_INDEX, &past, 4);
+			break;
+		}
+		if (ret) {
+			errno = -ret;
+			die("an access the device ignores");
+		}
+		made++;
+	}
+	return made;
+}
+
 /*
  * -p stall: points the status page at memory registered with a
  * userfaultfd whose faults are never served, as guest RAM is during a
@@ -1963,7 +2042,8 @@ static void start_sleepers(int n)
 static void bad_usage(void)
 {
 	fprintf(stderr,
-		"usage: gvt_guest [-p compute|frames|long|idle|reset|stall] [-t s] [-d us] [-q n] [-f n]\n"
+		"usage: gvt_guest [-p compute|frames|long|idle|reset|doorbell|ignored|stall]\n"
+		"                 [-t s] [-n n] [-d us] [-q n] [-f n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
 		"                 [-r file] [-w file] [-v n] [-T n] UUID\n");
 	exit(2);
@@ -1983,10 +2063,11 @@ int main(int argc, char **argv)
 	uint64_t done_before_resets = 0;
 	double secs = 5, t0, t_end;
 	uint64_t stalled = 0;
-	uint64_t acc0;
+	uint64_t acc0, attack_n = 0, attacks = 0;
+	int attack;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:w:v:T:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:w:v:T:n:")) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -2031,6 +2112,9 @@ int main(int argc, char **argv)
 		case 'v':
 			vcpus = atoi(optarg);
 			break;
+		case 'n':
+			attack_n = strtoull(optarg, NULL, 0);
+			break;
 		case 'T':
 			sleepers = atoi(optarg);
 			break;
@@ -2040,9 +2124,11 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		bad_usage();
+	attack = !strcmp(profile, "doorbell") || !strcmp(profile, "ignored") ||
+		 !strcmp(profile, "stall");
 	if (strcmp(profile, "compute") && strcmp(profile, "frames") &&
 	    strcmp(profile, "long") && strcmp(profile, "idle") &&
-	    strcmp(profile, "reset") && strcmp(profile, "stall"))
+	    strcmp(profile, "reset") && !attack)
 		bad_usage();
 	if (vcpus < 0 || vcpus > 16) {
 		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
@@ -2087,6 +2173,25 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (!strcmp(profile, "doorbell")) {
+		/*
+		 * Valid descriptors behind HEAD, completed: a device that
+		 * fetched them again would run them.
+		 */
+		uint32_t e = engine < 0 ? 0 : (uint32_t)engine;
+		double end = now_s() + DRAIN_S;
+
+		while ((int)sub < q && !queue(&d, e, seq + 1, dur, bytes, GVT_SIM_DESC_IRQ)) {
+			seq++;
+			sub++;
+		}
+		if (doorbell(&d, e))
+			die("doorbell");
+		while (done != sub && now_s() < end) {
+			service_irq(&d, 200);
+			done = completed_all(&d);
+		}
+	}
 	if (ready) {
 		FILE *f = fopen(ready, "w");
 
@@ -2111,10 +2216,14 @@ int main(int argc, char **argv)
 		while (!unplug && now_s() < t_end)
 			unplug = wait_efd(d.req, 50) > 0;
 	}
+	if (!strcmp(profile, "doorbell"))
+		attacks = doorbell_storm(&d, engine < 0 ? 0 : engine, attack_n, t_end, &unplug);
+	if (!strcmp(profile, "ignored"))
+		attacks = ignored_loop(&d, attack_n, t_end, &unplug);
 	if (!strcmp(profile, "stall"))
 		stalled = stall_status_page(&d, engine < 0 ? 0 : engine, dur, t_end, &unplug);
 	/* At least one round: a process that got no CPU until its time was up still runs. */
-	for (int round = 0; strcmp(profile, "idle") && strcmp(profile, "stall") && !unplug &&
+	for (int round = 0; strcmp(profile, "idle") && !attack && !unplug &&
 	     (!round || now_s() < t_end); round++) {
 		int want = !strcmp(profile, "frames") ? frame : q - (int)(sub - done);
 		unsigned int rung = 0;
@@ -2186,9 +2295,9 @@ int main(int argc, char **argv)
 		uint64_t acc = bar_accesses - acc0;
 		uint64_t busy = reg64(&d, GVT_SIM_REG_BUSY_NS);
 
-		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 " resets=%u completed_before_resets=%" PRIu64 " cpu_ns=%" PRIu64 " submit_cpu_ns=%" PRIu64 "\n",
+		printf("gvt_guest uuid=%s profile=%s submitted=%u completed=%u frames=%" PRIu64 " gpu_ms=%.1f wall_ms=%.1f rate_per_s=%.1f fps=%.1f gtt_checked=%" PRIu64 " gtt_mismatch=%" PRIu64 " bar_accesses=%" PRIu64 " attack_accesses=%" PRIu64 " resets=%u completed_before_resets=%" PRIu64 " cpu_ns=%" PRIu64 " submit_cpu_ns=%" PRIu64 "\n",
 		       uuid, profile, sub, done, frames, busy / 1e6, wall * 1e3,
-		       done / wall, frames / wall, gtt_checked, gtt_bad, acc, resets,
+		       done / wall, frames / wall, gtt_checked, gtt_bad, acc, attacks, resets,
 		       done_before_resets, cpu_ns(CLOCK_PROCESS_CPUTIME_ID),
 		       cpu_ns(CLOCK_THREAD_CPUTIME_ID));
 	}
