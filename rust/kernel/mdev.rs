@@ -243,10 +243,10 @@ impl<T: Driver> Parent<T> {
                 data,
                 // Last: the other fields are ready when the parent appears.
                 parent <- Opaque::try_ffi_init(move |slot: *mut bindings::mdev_parent| {
+                    // INVARIANT: Registered if this succeeds.
                     // SAFETY: `slot` stays pinned until `drop` unregisters it; the device, the
                     // driver and the types outlive it as the other fields of `self` (on failure,
                     // `mdev_register_parent()` released the types it added before it returns).
-                    // INVARIANT: Registered if this succeeds.
                     to_result(unsafe {
                         bindings::mdev_register_parent(slot, raw_dev, drv, ptrs, n)
                     })

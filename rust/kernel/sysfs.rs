@@ -572,12 +572,12 @@ impl<T: AttributeOperations> Inner<T> {
         unsafe { core::ptr::drop_in_place(&raw mut (*this).data) };
         // SAFETY: `this` is valid; `kobj` is a field of it.
         let kobj = unsafe { Opaque::cast_into(&raw const (*this).kobj) };
+        // INVARIANT: The allocation is freed by `release_allocation`, which
+        // does not drop `data` a second time.
         // SAFETY: The kobject is initialised and we hold a reference to it.
         // Outside sysfs, the kobject core reads its type only in the release
         // that follows the last reference, which our `kobject_put()` orders
         // after this write.
-        // INVARIANT: The allocation is freed by `release_allocation`, which
-        // does not drop `data` a second time.
         unsafe { (*kobj).ktype = &RELEASED.0 };
         // SAFETY: We own a reference and give it up.
         unsafe { bindings::kobject_put(kobj) };
