@@ -36,7 +36,7 @@ help:
 	@echo "  make host-lint  shellcheck on the scripts, rustfmt --check, clippy and rustdoc -D warnings on host crates"
 	@echo "  make vm-check   boot the VM and run selftests + KUnit"
 	@echo "  make shell      boot the VM with a shell"
-	@echo "  make bench      VM benchmarks: submission path, interactive frame rate, switch time, attacks (GVT_RS_BENCH=path,frames,switch,attacks)"
+	@echo "  make bench      VM benchmarks: submission path, interactive frame rate, switch time, attacks, DRM scheduler scenarios (GVT_RS_BENCH=path,frames,switch,attacks,drm)"
 	@echo "  make patches    export the kernel patch series to out/patches"
 
 bootstrap:

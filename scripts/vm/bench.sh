@@ -5,7 +5,8 @@
 # QEMU against the guest emulator (gvt_guest); (2) an interactive vGPU's
 # frame rate beside saturating neighbours, per policy; (3) the GTT copy
 # time of vGPU switches per slot allocator; (4) a victim's throughput
-# beside each tenant attack, per policy. Each runs the same load alone on
+# beside each tenant attack, per policy; (5) the DRM scheduler's own
+# scenarios (tests_scheduler.c), per policy. Each runs the same load alone on
 # its own vGPU: 1 ms workloads, 8 queued, for 20 s, so that what limits the
 # rate is the path (MMIO exits, interrupts, guest wake-ups), not the GPU.
 # For each it prints workloads per second and BAR accesses per workload.
@@ -21,7 +22,7 @@
 
 # The parts to run (GVT_RS_BENCH on the host: gvt_rs_vm.bench=path,frames,
 # switch on the kernel command line); all by default.
-parts=path,frames,switch,attacks
+parts=path,frames,switch,attacks,drm
 read -r cmdline </proc/cmdline
 for arg in $cmdline; do
 	case "$arg" in
@@ -34,7 +35,7 @@ part() {
 	return 1
 }
 for p in $(echo "$parts" | tr , ' '); do
-	case $p in path | frames | switch | attacks) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks)"; exit 1 ;; esac
+	case $p in path | frames | switch | attacks | drm) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks, drm)"; exit 1 ;; esac
 done
 
 GPU=/sys/kernel/gvt_rs/gvtsim0
@@ -261,9 +262,135 @@ EOF2
 	echo sfq >"$GPU/policy"
 }
 
+# ---- the DRM scheduler's own scenarios -------------------------------------
+# The two-clients and many-clients cases of the pinned tree's
+# drivers/gpu/drm/scheduler/tests/tests_scheduler.c, each client a gvt_guest
+# on a vGPU of its own, per gvt-rs policy (gvt-sim drmfair has the same
+# cases in the simulator, with the upstream fair scheduler's model beside
+# them). A client "prio:jobs:us:sync|async:sleep_us" becomes: synchronous,
+# -p frames -f jobs -d us -z sleep_us (submit the jobs, wait for all, sleep);
+# asynchronous, -p compute -q 8 -d us (eight queued at all times: upstream
+# queues its whole second of work at once, or 3 jobs every 0.5 ms for the
+# hog). Priorities become weights as 128 >> vruntime_shift: high 32,
+# normal 8, low 1. Figures over the middle DRM_S - 2 s of each run from the
+# host's accounting: GPU share, workloads per second; the submit-to-dispatch
+# waits (p50/p99/max, us) are the vGPU's whole run's.
+DRM_S=6
+DRM_CASES="normal-normal normal:1:8000:async:0 normal:1:8000:async:0
+normal-low normal:1:8000:async:0 low:1:8000:async:0
+high-normal high:1:8000:async:0 normal:1:8000:async:0
+high-low high:1:8000:async:0 low:1:8000:async:0
+50-50 normal:1:1500:sync:1500 normal:1:2500:sync:2500
+50-50low normal:1:1500:sync:1500 low:1:2500:sync:2500
+50high-50 high:1:1500:sync:1500 normal:1:2500:sync:2500
+lowhog-interactive low:3:2500:async:500 normal:1:500:sync:10000
+heavy-interactive normal:3:2500:sync:2500 normal:1:1000:sync:9000
+veryheavy-interactive normal:4:50000:sync:1 normal:1:1000:sync:9000
+many-2 2*normal:4:1000:sync:0
+many-3 3*normal:4:1000:sync:0
+many-7 7*normal:4:1000:sync:0
+many-13 13*normal:4:1000:sync:0
+many-31 31*normal:2:1000:sync:0"
+
+# drm_weight PRIO: the gvt-rs weight of a DRM priority.
+drm_weight() {
+	case $1 in kernel) echo 64 ;; high) echo 32 ;; normal) echo 8 ;; low) echo 1 ;; esac
+}
+
+# drm_case NAME CLIENT...: one case under the current policy, a line per
+# client (a line for all in the many-clients cases).
+drm_case() {
+	name=$1
+	shift
+	clients=
+	for c in "$@"; do
+		case $c in
+		*\**) for _ in $(seq 1 "${c%%\**}"); do clients="$clients ${c#*\*}"; done ;;
+		*) clients="$clients $c" ;;
+		esac
+	done
+	n=$(echo "$clients" | wc -w)
+	if [ "$(cat "$TYPES/gvtsim-GVTg_V5_8/available_instances")" -lt "$n" ]; then
+		printf '  %-22s %-14s %s\n' "$name" "$v" "skipped: $n vGPUs do not fit"
+		return 0
+	fi
+	list=
+	for c in $clients; do
+		IFS=: read -r prio jobs us mode sleep_us <<EOF3
+$c
+EOF3
+		new_vgpu GVTg_V5_8 || return 1
+		drm_weight "$prio" >"/sys/bus/mdev/devices/$new/gvt_rs/weight"
+		list="$list $new"
+		if [ "$mode" = sync ]; then
+			"$GUEST" -p frames -f "$jobs" -d "$us" -z "$sleep_us" -t "$DRM_S" "$new" >/dev/null 2>&1 &
+		else
+			"$GUEST" -p compute -q 8 -d "$us" -t "$DRM_S" "$new" >/dev/null 2>&1 &
+		fi
+	done
+	sleep 1
+	s0=
+	for u in $list; do
+		d=/sys/bus/mdev/devices/$u/gvt_rs
+		s0="$s0 $(cat "$d/busy_ns") $(cat "$d/completed")"
+	done
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	sleep $((DRM_S - 2))
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	s1=
+	lat=
+	for u in $list; do
+		d=/sys/bus/mdev/devices/$u/gvt_rs
+		s1="$s1 $(cat "$d/busy_ns") $(cat "$d/completed")"
+		lat="$lat $(cat "$d/latency_p50_ns") $(cat "$d/latency_p99_ns") $(cat "$d/latency_max_ns")"
+	done
+	wait
+	for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
+	echo "$t0 $t1 | $clients | $s0 | $s1 | $lat" | awk -v name="$name" -v pol="$v" -F'|' '
+	{ split($1, t, " "); wall = t[2] - t[1]; n = split($2, c, " ")
+	  split($3, a, " "); split($4, b, " "); split($5, l, " ")
+	  if (n <= 2) {
+	      for (i = 1; i <= n; i++) {
+		  split(c[i], p, ":")
+		  printf "  %-22s %-16s c%d %-6s %6.1f %8.1f %22s\n", i == 1 ? name : "", i == 1 ? pol : "", i - 1, p[1],
+		      (b[2 * i - 1] - a[2 * i - 1]) / 1e9 / wall * 100, (b[2 * i] - a[2 * i]) / wall,
+		      sprintf("%d/%d/%d", l[3 * i - 2] / 1000, l[3 * i - 1] / 1000, l[3 * i] / 1000)
+	      }
+	  } else {
+	      gmin = -1; gmax = 0; jmin = -1; jmax = 0; p50 = 0; p99 = 0; mx = 0
+	      for (i = 1; i <= n; i++) {
+		  g = (b[2 * i - 1] - a[2 * i - 1]) / 1e9 / wall * 100; j = (b[2 * i] - a[2 * i]) / wall
+		  if (gmin < 0 || g < gmin) gmin = g; if (g > gmax) gmax = g
+		  if (jmin < 0 || j < jmin) jmin = j; if (j > jmax) jmax = j
+		  if (l[3 * i - 2] > p50) p50 = l[3 * i - 2]; if (l[3 * i - 1] > p99) p99 = l[3 * i - 1]; if (l[3 * i] > mx) mx = l[3 * i]
+	      }
+	      printf "  %-22s %-16s %-9s %6s %8s %22s\n", name, pol, n " clients",
+		  sprintf("%.1f-%.1f", gmin, gmax), sprintf("%.0f-%.0f", jmin, jmax),
+		  sprintf("%d/%d/%d", p50 / 1000, p99 / 1000, mx / 1000)
+	  } }'
+}
+
+# bench_drm: every case under every gvt-rs policy.
+bench_drm() {
+	echo
+	echo "== tests_scheduler.c scenarios through gvt_guest, ${DRM_S} s each, figures over the middle $((DRM_S - 2)) s; weights high 32, normal 8, low 1"
+	printf '  %-22s %-16s %-9s %6s %8s %22s\n' case policy client "gpu%" "jobs/s" "wait p50/p99/max us"
+	for v in tbs sfq eevdf eevdf+anticipate; do
+		echo "${v%%+*}" >"$GPU/policy"
+		case $v in *+anticipate) echo 2000 ;; *) echo 0 ;; esac >"$GPU/anticipate_us"
+		echo "$DRM_CASES" | while read -r name clients; do
+			# shellcheck disable=SC2086 # the clients, one a word
+			drm_case "$name" $clients || exit 1
+		done
+	done
+	echo 0 >"$GPU/anticipate_us"
+	echo sfq >"$GPU/policy"
+}
+
 part path && bench_path
 part frames && bench_frames
 part switch && bench_switch
 part attacks && bench_attacks
+part drm && bench_drm
 echo tbs >"$GPU/policy"
 rmmod gvt_rs
