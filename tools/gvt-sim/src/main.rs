@@ -12,6 +12,7 @@ use sched::engine::{
     US, //
 };
 use sched::{
+    drm,
     plot,
     report,
     scenarios, //
@@ -32,6 +33,7 @@ commands:
   interactive               a light frame vGPU beside 1/3/7/15 saturating ones, every policy
   fairgv                    FairGV Figs. 8/9 shape: min-max and aggregated overhead, coscheduling
   anticipate                eevdf's anticipation (anticipate_us) over every other scenario: its cost
+  drmfair                   the DRM scheduler's KUnit scenarios: its fair policy (modelled) vs gvt-rs policies
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
@@ -223,6 +225,7 @@ fn real_main(o: &Opts) -> Result<(), String> {
             "{}",
             report::anticipation_cost(&config(o, &Config::default())?)
         ),
+        "drmfair" => print!("{}", drm::report()),
         "all" => {
             let dir = o.out.as_deref().ok_or("all needs --out DIR")?;
             std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
@@ -258,6 +261,7 @@ fn real_main(o: &Opts) -> Result<(), String> {
                     "anticipate.txt",
                     report::anticipation_cost(&config(o, &Config::default())?),
                 ),
+                ("drmfair.txt", drm::report()),
             ];
             for p in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {
                 let s = scen("joinleave")?;

@@ -66,6 +66,21 @@ pub enum Load {
     /// Closed loop with one workload at a time and a short CPU gap (FairGV's
     /// synchronous, CPU-GPU interactive pattern).
     Sync { gap_ns: u64, svc_ns: u64 },
+    /// A client of the DRM scheduler's KUnit scenarios
+    /// (`drm_sched_client_work()` in `tests_scheduler.c`): `first_ns`
+    /// after its vGPU starts, `cycles` times, submit `job_cnt` workloads of
+    /// `svc_ns`, wait for the last one if `sync`, then sleep `wait_ns`;
+    /// then wait for the last one and stop. A sleep over 10 us lasts
+    /// between `wait_ns` and 1.25 x `wait_ns` (drawn from the seeded
+    /// jitter), the range `fsleep()` gives `usleep_range()`.
+    Cycles {
+        first_ns: u64,
+        job_cnt: u32,
+        svc_ns: u64,
+        sync: bool,
+        wait_ns: u64,
+        cycles: u32,
+    },
     /// Started but idle.
     Idle,
 }
@@ -165,6 +180,8 @@ pub struct VmResult {
     /// GPU share per sample interval (fraction of the interval), for plots.
     pub series: Vec<f64>,
     pub cpu_ns: u64,
+    /// When a [`Load::Cycles`] client's last workload completed, ns.
+    pub done_ns: Option<u64>,
 }
 
 impl VmResult {
@@ -251,6 +268,9 @@ struct Vm {
     outstanding: u32,
     started: bool,
     cpu_ns: u64,
+    /// [`Load::Cycles`]: cycles submitted, workloads completed.
+    cycles_done: u32,
+    jobs_done: u64,
 }
 
 /// The core's id of the simulator's VM index `i`.
@@ -258,32 +278,191 @@ fn vid(i: usize) -> VgpuId {
     VgpuId::try_from(i).expect("VM index fits an id")
 }
 
-/// Runs one simulation.
-pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
-    // The engine logic the kernel runs (placement, switch-ins, samples)
-    // around the scheduler. gScale shares slots, so every VM fits; the
-    // provider reports no VM CPU time: the simulator gives it to the
-    // scheduler at each submission (`cpu_time`), finer than the kernel's
-    // sampling at switch points.
-    let gpu_cfg = GpuConfig {
-        engines: cfg.engines,
-        low_mb: u32::MAX,
-        slots: SLOTS,
-        low_shared_entries: 0,
-        relocate: false,
-    };
-    let mut gpu: Gpu<CAP, { SLOTS as usize }> =
-        Gpu::new(gpu_cfg, AllocatorKind::Gscale, Recorder::counting()).expect("gpu");
-    let s = &mut gpu;
-    s.sched.set_policy(cfg.policy, 0).expect("policy");
-    s.sched
-        .set_tunable(Tunable::Throttle, cfg.throttle as u64, 0)
-        .expect("throttle");
-    for &(t, v) in &cfg.tunables {
-        s.sched
-            .set_tunable(t, v, 0)
-            .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", super::tunables::name(t)));
+/// What the simulated provider asks of a scheduler: the calls the kernel's
+/// engine makes into gvt-rs, which [`run_on`] makes in the same order
+/// whatever the scheduler. Two implement it: the gvt-rs core
+/// ([`GvtCore`], every published table) and a model of the upstream DRM
+/// fair scheduler (`super::drmfair::DrmFair`) that exists only to be
+/// compared with it. VMs are named by their index in the spec list.
+pub trait Backend {
+    /// Makes VM `i` known (in index order) with `spec`'s weight and memory.
+    fn create(&mut self, i: usize, spec: &VmSpec);
+    fn start(&mut self, i: usize, now: u64);
+    fn stop(&mut self, i: usize, now: u64);
+    /// A workload of VM `i` was queued for engine `e`.
+    fn queued(&mut self, i: usize, e: usize, now: u64);
+    fn transferred(&mut self, i: usize, bytes: u64);
+    /// VM `i`'s total CPU time so far.
+    fn cpu_time(&mut self, i: usize, total_ns: u64);
+    /// Nothing is in flight: switch vGPUs if the policy wants to. True if
+    /// it switched from one vGPU to another (that costs `switch_cost_ns`).
+    fn switch_point(&mut self, now: u64) -> bool;
+    /// Called once per event, before engines are filled: work a scheduler
+    /// does on its own after an event (the DRM scheduler's run-job worker).
+    fn settle(&mut self, _now: u64) {}
+    /// The vGPU whose turn it is, if the policy has turns.
+    fn current(&self) -> Option<usize>;
+    /// The VM whose workload engine `e` runs next, if any.
+    fn next_vgpu(&mut self, e: usize, now: u64) -> Option<usize>;
+    /// VM `i`'s workload queued at `queued_at` starts on engine `e`.
+    fn dispatched(&mut self, i: usize, e: usize, queued_at: u64, now: u64);
+    /// VM `i`'s workload on engine `e` completed after `svc_ns`.
+    fn completed(&mut self, i: usize, e: usize, svc_ns: u64, now: u64);
+    /// The VM whose vCPUs the provider should favour (FairGV's coscheduling).
+    fn coschedule(&self) -> Option<usize>;
+    /// When the policy next needs [`Backend::tick`], `u64::MAX` if never.
+    fn next_timer(&self, now: u64) -> u64;
+    fn tick(&mut self, now: u64);
+    /// Cumulative counters: withheld GPU time, and per VM (anticipation
+    /// hits, misses, held ns) for the first `n` VMs.
+    fn counters(&self, n: usize) -> (u64, Vec<(u64, u64, u64)>);
+    /// vGPU switches so far.
+    fn switches(&self) -> u64;
+}
+
+/// The gvt-rs core: the engine logic the kernel runs (placement,
+/// switch-ins, samples) around the scheduler.
+pub struct GvtCore {
+    gpu: Gpu<CAP, { SLOTS as usize }>,
+}
+
+impl GvtCore {
+    /// gScale shares slots, so every VM fits; the provider reports no VM
+    /// CPU time: the simulator gives it to the scheduler at each
+    /// submission (`cpu_time`), finer than the kernel's sampling at switch
+    /// points.
+    pub fn new(cfg: &Config) -> Self {
+        let gpu_cfg = GpuConfig {
+            engines: cfg.engines,
+            low_mb: u32::MAX,
+            slots: SLOTS,
+            low_shared_entries: 0,
+            relocate: false,
+        };
+        let mut gpu: Gpu<CAP, { SLOTS as usize }> =
+            Gpu::new(gpu_cfg, AllocatorKind::Gscale, Recorder::counting()).expect("gpu");
+        gpu.sched.set_policy(cfg.policy, 0).expect("policy");
+        gpu.sched
+            .set_tunable(Tunable::Throttle, cfg.throttle as u64, 0)
+            .expect("throttle");
+        for &(t, v) in &cfg.tunables {
+            gpu.sched
+                .set_tunable(t, v, 0)
+                .unwrap_or_else(|e| panic!("tunable {} = {v}: {e:?}", super::tunables::name(t)));
+        }
+        Self { gpu }
     }
+}
+
+impl Backend for GvtCore {
+    fn create(&mut self, i: usize, spec: &VmSpec) {
+        let id = self.gpu.create(spec.gm_mb, spec.weight, 0).expect("create");
+        assert_eq!(id, vid(i), "ids are given in order");
+    }
+
+    fn start(&mut self, i: usize, now: u64) {
+        self.gpu.sched.start(vid(i), now).expect("start");
+    }
+
+    fn stop(&mut self, i: usize, now: u64) {
+        self.gpu.sched.stop(vid(i), now).expect("stop");
+    }
+
+    fn queued(&mut self, i: usize, e: usize, now: u64) {
+        self.gpu.sched.queued(vid(i), e, now).expect("queued");
+    }
+
+    fn transferred(&mut self, i: usize, bytes: u64) {
+        self.gpu.sched.transferred(vid(i), bytes).expect("bytes");
+    }
+
+    fn cpu_time(&mut self, i: usize, total_ns: u64) {
+        self.gpu.sched.cpu_time(vid(i), total_ns).expect("cpu");
+    }
+
+    fn switch_point(&mut self, now: u64) -> bool {
+        let s = &mut self.gpu;
+        if s.sched.current().is_none() || s.sched.need_resched(now) {
+            s.pick(now).expect("pick");
+            // From one vGPU to another: the idle vGPU costs no switch.
+            return matches!(s.last_switch(), Some((Some(_), Some(_))));
+        }
+        false
+    }
+
+    fn current(&self) -> Option<usize> {
+        self.gpu.sched.current().map(usize::from)
+    }
+
+    fn next_vgpu(&mut self, e: usize, now: u64) -> Option<usize> {
+        self.gpu.sched.next_vgpu(e, now).map(usize::from)
+    }
+
+    fn dispatched(&mut self, i: usize, e: usize, queued_at: u64, now: u64) {
+        self.gpu
+            .sched
+            .dispatched(vid(i), e, queued_at, now)
+            .expect("dispatched");
+    }
+
+    fn completed(&mut self, i: usize, e: usize, svc_ns: u64, now: u64) {
+        self.gpu
+            .sched
+            .completed(vid(i), e, svc_ns, now)
+            .expect("completed");
+    }
+
+    fn coschedule(&self) -> Option<usize> {
+        self.gpu.sched.coschedule().map(usize::from)
+    }
+
+    fn next_timer(&self, now: u64) -> u64 {
+        self.gpu.sched.next_timer(now)
+    }
+
+    fn tick(&mut self, now: u64) {
+        self.gpu.sched.tick(now);
+    }
+
+    fn counters(&self, n: usize) -> (u64, Vec<(u64, u64, u64)>) {
+        let s: &Scheduler<CAP> = &self.gpu.sched;
+        let v = (0..n)
+            .map(|i| {
+                s.stats(vid(i)).map_or((0, 0, 0), |st| {
+                    (
+                        st.anticipate_hits,
+                        st.anticipate_misses,
+                        st.anticipate_held_ns,
+                    )
+                })
+            })
+            .collect();
+        (s.gpu_stats().withheld_ns, v)
+    }
+
+    fn switches(&self) -> u64 {
+        self.gpu.sched.gpu_stats().switches
+    }
+}
+
+/// How long `fsleep(wait_ns / 1000)` sleeps: exactly up to 10 us (a
+/// busy wait), else anywhere in `usleep_range(us, us + us / 4)`.
+fn fsleep(rng: &mut Rng, wait_ns: u64) -> u64 {
+    if wait_ns <= 10 * US {
+        wait_ns
+    } else {
+        rng.range(wait_ns, wait_ns + wait_ns / 4)
+    }
+}
+
+/// Runs one simulation through the gvt-rs core.
+pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
+    run_on(&mut GvtCore::new(cfg), specs, cfg)
+}
+
+/// Runs one simulation through scheduler `s` (`cfg.policy`, `throttle` and
+/// `tunables` are [`GvtCore`]'s; another backend has its own settings).
+pub fn run_on(s: &mut impl Backend, specs: &[VmSpec], cfg: &Config) -> RunResult {
     // Plain xorshift64: the published tables' jitter was drawn with it.
     let mut rng = Rng::xorshift64(cfg.seed);
     let mut vms: Vec<Vm> = specs
@@ -294,6 +473,8 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             outstanding: 0,
             started: false,
             cpu_ns: 0,
+            cycles_done: 0,
+            jobs_done: 0,
         })
         .collect();
     let mut res: Vec<VmResult> = specs
@@ -317,8 +498,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
         heap.push(Reverse((t, seq, e)));
     };
     for (i, sp) in specs.iter().enumerate() {
-        let id = s.create(sp.gm_mb, sp.weight, 0).expect("create");
-        assert_eq!(id, vid(i), "ids are given in order");
+        s.create(i, sp);
         push(&mut heap, sp.start_ns, Ev::Start(i));
         if let Some(t) = sp.stop_ns {
             push(&mut heap, t, Ev::Stop(i));
@@ -350,46 +530,26 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
 
     // The core's cumulative counters at the start of the window: withheld
     // GPU time, and per VM (hits, misses, held ns) of anticipation.
-    let counters = |s: &Scheduler<CAP>| {
-        let v: Vec<(u64, u64, u64)> = (0..specs.len())
-            .map(|i| {
-                s.stats(vid(i)).map_or((0, 0, 0), |st| {
-                    (
-                        st.anticipate_hits,
-                        st.anticipate_misses,
-                        st.anticipate_held_ns,
-                    )
-                })
-            })
-            .collect();
-        (s.gpu_stats().withheld_ns, v)
-    };
     let mut at_w0 = None;
     let mut now = 0u64;
     loop {
         // Drive the core like the kernel would.
+        s.settle(now);
         let inflight = engines.iter().any(|e| e.is_some());
-        if !inflight
-            && now >= switch_until
-            && (s.sched.current().is_none() || s.sched.need_resched(now))
-        {
-            s.pick(now).expect("pick");
-            // From one vGPU to another: the idle vGPU costs no switch.
-            if matches!(s.last_switch(), Some((Some(_), Some(_)))) && cfg.switch_cost_ns > 0 {
-                switch_until = now + cfg.switch_cost_ns;
-                push(&mut heap, switch_until, Ev::Wake);
-            }
+        if !inflight && now >= switch_until && s.switch_point(now) && cfg.switch_cost_ns > 0 {
+            switch_until = now + cfg.switch_cost_ns;
+            push(&mut heap, switch_until, Ev::Wake);
         }
         if now >= switch_until {
             for (e, slot) in engines.iter_mut().enumerate() {
                 if slot.is_some() {
                     continue;
                 }
-                if let Some(id) = s.sched.next_vgpu(e, now).map(usize::from) {
+                if let Some(id) = s.next_vgpu(e, now) {
                     let Some((qa, svc)) = vms[id].q.pop_front() else {
                         panic!("core and simulator disagree on the queue of {id}");
                     };
-                    s.sched.dispatched(vid(id), e, qa, now).expect("dispatched");
+                    s.dispatched(id, e, qa, now);
                     if now >= w0 && now < w1 {
                         res[id].lat.push(now - qa);
                     }
@@ -398,7 +558,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                 }
             }
         }
-        let t = s.sched.next_timer(now);
+        let t = s.next_timer(now);
         if t != timer_at {
             timer_at = t;
             push(&mut heap, t, Ev::Timer);
@@ -410,9 +570,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             break;
         }
         if at_w0.is_none() && t >= w0 {
-            at_w0 = Some(counters(&s.sched));
+            at_w0 = Some(s.counters(specs.len()));
         }
-        if let Some(c) = s.sched.current().map(usize::from) {
+        if let Some(c) = s.current() {
             if engines.iter().all(|e| e.is_none()) && vms[c].q.is_empty() {
                 let (a, b) = (now.max(w0), t.min(w1));
                 res[c].held_ns += b.saturating_sub(a);
@@ -425,20 +585,21 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     timer_at = u64::MAX;
                 }
                 // Stale timers are harmless: tick() acts only on due work.
-                s.sched.tick(now);
+                s.tick(now);
             }
             Ev::Wake => {}
             Ev::Start(i) => {
-                s.sched.start(vid(i), now).expect("start");
+                s.start(i, now);
                 vms[i].started = true;
                 match vms[i].spec.load {
                     Load::Frames { think_ns, .. } => push(&mut heap, now + think_ns, Ev::Submit(i)),
+                    Load::Cycles { first_ns, .. } => push(&mut heap, now + first_ns, Ev::Submit(i)),
                     Load::Idle => {}
                     _ => push(&mut heap, now, Ev::Submit(i)),
                 }
             }
             Ev::Stop(i) => {
-                s.sched.stop(vid(i), now).expect("stop");
+                s.stop(i, now);
                 vms[i].started = false;
                 vms[i].q.clear();
             }
@@ -447,13 +608,12 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     continue;
                 }
                 let e = vms[i].spec.engine.min(cfg.engines - 1);
-                let add = |vm: &mut Vm, svc: u64, s: &mut Scheduler<CAP>| {
+                let add = |vm: &mut Vm, svc: u64, s: &mut dyn Backend| {
                     vm.q.push_back((now, svc));
                     vm.outstanding += 1;
                     vm.cpu_ns += vm.spec.cpu_per_block_ns;
-                    s.queued(vid(i), e, now).expect("queued");
-                    s.transferred(vid(i), vm.spec.bytes_per_block)
-                        .expect("bytes");
+                    s.queued(i, e, now);
+                    s.transferred(i, vm.spec.bytes_per_block);
                 };
                 match vms[i].spec.load.clone() {
                     Load::Frames {
@@ -470,23 +630,44 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                             } else {
                                 svc_ns
                             };
-                            add(&mut vms[i], j, &mut s.sched);
+                            add(&mut vms[i], j, s);
                         }
                     }
                     Load::Saturate { depth, svc_ns } => {
                         while (vms[i].q.len() as u32) < depth {
-                            add(&mut vms[i], svc_ns, &mut s.sched);
+                            add(&mut vms[i], svc_ns, s);
                         }
                     }
                     Load::Open { period_ns, svc_ns } => {
-                        add(&mut vms[i], svc_ns, &mut s.sched);
+                        add(&mut vms[i], svc_ns, s);
                         push(&mut heap, now + period_ns, Ev::Submit(i));
                     }
-                    Load::Sync { svc_ns, .. } => add(&mut vms[i], svc_ns, &mut s.sched),
+                    Load::Sync { svc_ns, .. } => add(&mut vms[i], svc_ns, s),
+                    Load::Cycles {
+                        job_cnt,
+                        svc_ns,
+                        sync,
+                        wait_ns,
+                        cycles,
+                        ..
+                    } => {
+                        if vms[i].cycles_done < cycles {
+                            vms[i].cycles_done += 1;
+                            for _ in 0..job_cnt {
+                                add(&mut vms[i], svc_ns, s);
+                            }
+                            // Asynchronous: the next cycle after the sleep
+                            // (at once without one: a deep queue).
+                            if !sync && vms[i].cycles_done < cycles {
+                                let w = fsleep(&mut rng, wait_ns);
+                                push(&mut heap, now + w, Ev::Submit(i));
+                            }
+                        }
+                    }
                     Load::Idle => {}
                 }
                 let c = vms[i].cpu_ns;
-                s.sched.cpu_time(vid(i), c).expect("cpu");
+                s.cpu_time(i, c);
                 if now >= w0 && now < w1 {
                     res[i].active = true;
                 }
@@ -496,9 +677,9 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                     continue;
                 };
                 debug_assert_eq!(end, now);
-                s.sched.completed(vid(id), e, svc, now).expect("completed");
+                s.completed(id, e, svc, now);
                 // The vCPU's wait for a host CPU, unless coscheduled.
-                let wake = if cfg.cosched && s.sched.coschedule().map(usize::from) == Some(id) {
+                let wake = if cfg.cosched && s.coschedule() == Some(id) {
                     0
                 } else {
                     cfg.vcpu_wake_ns
@@ -520,6 +701,26 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
                         push(&mut heap, now + wake + think_ns, Ev::Submit(id));
                     }
                     Load::Saturate { .. } => push(&mut heap, now, Ev::Submit(id)),
+                    Load::Cycles {
+                        job_cnt,
+                        sync,
+                        wait_ns,
+                        cycles,
+                        ..
+                    } => {
+                        vm.jobs_done += 1;
+                        let cycle_end = vm.jobs_done.is_multiple_of(u64::from(job_cnt.max(1)));
+                        if cycle_end && now > w0 && now <= w1 {
+                            res[id].frames += 1;
+                        }
+                        let idle = vm.outstanding == 0 && vm.q.is_empty();
+                        if idle && vm.cycles_done == cycles {
+                            res[id].done_ns = Some(now);
+                        } else if idle && sync {
+                            let w = fsleep(&mut rng, wait_ns);
+                            push(&mut heap, now + wake + w, Ev::Submit(id));
+                        }
+                    }
                     Load::Sync { gap_ns, .. } => {
                         if now > w0 && now <= w1 {
                             res[id].frames += 1;
@@ -532,8 +733,8 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
             }
         }
     }
-    let (wh0, ant0) = at_w0.unwrap_or_else(|| counters(&s.sched));
-    let (wh1, ant1) = counters(&s.sched);
+    let (wh0, ant0) = at_w0.unwrap_or_else(|| s.counters(specs.len()));
+    let (wh1, ant1) = s.counters(specs.len());
     for (i, r) in res.iter_mut().enumerate() {
         r.cpu_ns = vms[i].cpu_ns;
         r.ant_hits = ant1[i].0 - ant0[i].0;
@@ -543,7 +744,7 @@ pub fn run(specs: &[VmSpec], cfg: &Config) -> RunResult {
     RunResult {
         vms: res,
         window_ns: w1.saturating_sub(w0),
-        switches: s.sched.gpu_stats().switches,
+        switches: s.switches(),
         busy_total_ns: busy_total,
         sample_ns: cfg.sample_ns,
         samples_from_ns: w0,

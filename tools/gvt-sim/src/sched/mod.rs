@@ -2,6 +2,8 @@
 
 //! The scheduling simulator: engine, scenarios, reports and plots.
 
+pub mod drm;
+pub mod drmfair;
 pub mod engine;
 pub mod plot;
 pub mod report;
