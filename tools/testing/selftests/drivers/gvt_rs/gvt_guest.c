@@ -6,7 +6,10 @@
  * VFIO_SET_IOMMU(TYPE1v2), VFIO_GROUP_GET_DEVICE_FD, GET_INFO, REGION_INFO,
  * IRQ_INFO, VFIO_DEVICE_RESET, SET_IRQS with an eventfd), maps its "guest
  * memory" (an anonymous mapping) into the container with
- * VFIO_IOMMU_MAP_DMA as QEMU maps guest RAM, and drives the device as a
+ * VFIO_IOMMU_MAP_DMA as QEMU maps guest RAM (with -I, as QEMU 8.2 and later
+ * do with -object iommufd: the device's /dev/vfio/devices/vfioN bound to
+ * /dev/iommu, an IOAS attached, guest RAM mapped with IOMMU_IOAS_MAP), and
+ * drives the device as a
  * guest driver does: one ring of descriptors per engine and a status page
  * in guest memory, the TAIL register as doorbell, completions read from
  * the status page after an interrupt (MSI, or INTx unmasked with
@@ -34,6 +37,8 @@
  *     -e ENGINE    engine (default 0; -1 alternates between engines)
  *     -b BYTES     bytes moved per workload (default 65536)
  *     -i msi|intx  interrupt (default msi)
+ *     -I           open the device through iommufd instead of the legacy
+ *                  VFIO container (both give the device the same memory)
  *     -c           protocol self-check (config space, registers, ignored
  *                  and malformed accesses, VFIO interrupt ioctls, rings,
  *                  every scanner fault, reset, a new session's INTx)
@@ -46,6 +51,11 @@
  *     -T N         N more threads that sleep until the process exits, as
  *                  the many threads a VMM may have (the host reads the
  *                  CPU time of all of them; default 0, at most 10000)
+ *     -F           run at real-time priority (SCHED_FIFO 1), so that the
+ *                  refill after a completion does not wait for a CPU that
+ *                  other clients or the host's kworkers hold: a test of the
+ *                  GPU scheduler then measures the GPU scheduler. The
+ *                  client sleeps between completions, so it takes little.
  *
  * A device request (the REQ eventfd: the host removes the vGPU) ends the
  * run early, as QEMU unplugs the device from its guest; what is queued
@@ -67,6 +77,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +90,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <linux/iommufd.h>
 #include <linux/pci_regs.h>
 #include <linux/userfaultfd.h>
 #include <linux/vfio.h>
@@ -126,6 +139,8 @@ struct ring {
 
 struct dev {
 	int container, group, fd, efd;
+	int iommufd;			/* -I: /dev/iommu, else -1 */
+	uint32_t ioas;			/* -I: the IOAS of guest memory */
 	int req;			/* REQ eventfd: the host wants the device */
 	uint64_t bar0, cfg;
 	uint32_t engines, ring_max, max_duration;
@@ -135,6 +150,8 @@ struct dev {
 };
 
 static const char *uuid;
+/* -I: iommufd and the VFIO device file instead of the container. */
+static int use_iommufd;
 
 static void die(const char *what)
 {
@@ -325,6 +342,15 @@ static int unmask_intx(struct dev *d)
 
 static int dma_map(struct dev *d, void *vaddr, uint64_t iova, uint64_t size)
 {
+	struct iommu_ioas_map ioas_map = {
+		.size = sizeof(ioas_map),
+		.flags = IOMMU_IOAS_MAP_FIXED_IOVA | IOMMU_IOAS_MAP_READABLE |
+			 IOMMU_IOAS_MAP_WRITEABLE,
+		.ioas_id = d->ioas,
+		.user_va = (uintptr_t)vaddr,
+		.length = size,
+		.iova = iova,
+	};
 	struct vfio_iommu_type1_dma_map map = {
 		.argsz = sizeof(map),
 		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
@@ -333,30 +359,91 @@ static int dma_map(struct dev *d, void *vaddr, uint64_t iova, uint64_t size)
 		.size = size,
 	};
 
+	if (d->iommufd >= 0)
+		return ioctl(d->iommufd, IOMMU_IOAS_MAP, &ioas_map) ? -errno : 0;
 	return ioctl(d->container, VFIO_IOMMU_MAP_DMA, &map) ? -errno : 0;
 }
 
 static int dma_unmap(struct dev *d, uint64_t iova, uint64_t size)
 {
+	struct iommu_ioas_unmap ioas_unmap = {
+		.size = sizeof(ioas_unmap),
+		.ioas_id = d->ioas,
+		.iova = iova,
+		.length = size,
+	};
 	struct vfio_iommu_type1_dma_unmap unmap = {
 		.argsz = sizeof(unmap),
 		.iova = iova,
 		.size = size,
 	};
 
+	if (d->iommufd >= 0)
+		return ioctl(d->iommufd, IOMMU_IOAS_UNMAP, &ioas_unmap) ? -errno : 0;
 	return ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &unmap) ? -errno : 0;
 }
 
-static void open_dev(struct dev *d, unsigned int irq_index)
+/*
+ * The device's file: from its group, or with -I its /dev/vfio/devices/vfioN
+ * bound to the iommufd and attached to the IOAS, as QEMU's iommufd backend
+ * does. -1 if the device cannot be had (errno says why).
+ */
+static int device_fd(struct dev *d)
 {
+	struct vfio_device_bind_iommufd bind = { .argsz = sizeof(bind) };
+	struct vfio_device_attach_iommufd_pt attach = { .argsz = sizeof(attach) };
+	char path[PATH_MAX];
+	struct dirent *e;
+	int fd = -1, err;
+	DIR *dir;
+
+	if (d->iommufd < 0)
+		return ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/vfio-dev", uuid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	errno = ENOENT;
+	while ((e = readdir(dir))) {
+		if (strncmp(e->d_name, "vfio", 4))
+			continue;
+		snprintf(path, sizeof(path), "/dev/vfio/devices/%s", e->d_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		break;
+	}
+	closedir(dir);
+	if (fd < 0)
+		return -1;
+	bind.iommufd = d->iommufd;
+	attach.pt_id = d->ioas;
+	if (ioctl(fd, VFIO_DEVICE_BIND_IOMMUFD, &bind) ||
+	    ioctl(fd, VFIO_DEVICE_ATTACH_IOMMUFD_PT, &attach)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/* The container (or with -I the iommufd and its IOAS) of guest memory. */
+static void open_iommu(struct dev *d)
+{
+	struct iommu_ioas_alloc alloc = { .size = sizeof(alloc) };
 	struct vfio_group_status gs = { .argsz = sizeof(gs) };
-	struct vfio_device_info di = { .argsz = sizeof(di) };
-	struct vfio_region_info ri = { .argsz = sizeof(ri) };
-	struct vfio_irq_info ii = { .argsz = sizeof(ii) };
 	char path[PATH_MAX], link[PATH_MAX];
 	ssize_t n;
 
-	memset(d, 0, sizeof(*d));
+	d->container = d->group = d->iommufd = -1;
+	if (use_iommufd) {
+		d->iommufd = open("/dev/iommu", O_RDWR | O_CLOEXEC);
+		if (d->iommufd < 0)
+			die("open /dev/iommu");
+		if (ioctl(d->iommufd, IOMMU_IOAS_ALLOC, &alloc))
+			die("IOMMU_IOAS_ALLOC");
+		d->ioas = alloc.out_ioas_id;
+		return;
+	}
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
@@ -380,6 +467,16 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 		die("VFIO_GROUP_SET_CONTAINER");
 	if (ioctl(d->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
 		die("VFIO_SET_IOMMU");
+}
+
+static void open_dev(struct dev *d, unsigned int irq_index)
+{
+	struct vfio_device_info di = { .argsz = sizeof(di) };
+	struct vfio_region_info ri = { .argsz = sizeof(ri) };
+	struct vfio_irq_info ii = { .argsz = sizeof(ii) };
+
+	memset(d, 0, sizeof(*d));
+	open_iommu(d);
 	/* Guest RAM, mapped for the device's DMA as QEMU maps it. */
 	d->mem = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -387,10 +484,11 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 		die("mmap guest memory");
 	errno = -dma_map(d, d->mem, GUEST_IOVA, GUEST_SIZE);
 	if (errno)
-		die("VFIO_IOMMU_MAP_DMA");
-	d->fd = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
+		die(use_iommufd ? "IOMMU_IOAS_MAP" : "VFIO_IOMMU_MAP_DMA");
+	d->fd = device_fd(d);
 	if (d->fd < 0)
-		die("VFIO_GROUP_GET_DEVICE_FD");
+		die(use_iommufd ? "the device file, bound and attached" :
+		    "VFIO_GROUP_GET_DEVICE_FD");
 	if (ioctl(d->fd, VFIO_DEVICE_GET_INFO, &di) ||
 	    !(di.flags & VFIO_DEVICE_FLAGS_PCI) ||
 	    di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
@@ -1828,9 +1926,9 @@ static void new_session_checks(struct dev *d)
 	       reg(d, GVT_SIM_REG_IRQ_STATUS) == GVT_SIM_IRQ_ENGINE(0) && cfg_intx(d),
 	       "session 1: a completion asserts INTx; it closes the device with IRQ_STATUS set");
 	close(d->fd);
-	d->fd = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
+	d->fd = device_fd(d);
 	if (d->fd < 0)
-		die("VFIO_GROUP_GET_DEVICE_FD (session 2)");
+		die("the device again (session 2)");
 	drain(d->efd);
 	expect_ret(set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, d->efd), 0,
 		   "session 2: INTx enable without VFIO_DEVICE_RESET");
@@ -2044,7 +2142,7 @@ static void bad_usage(void)
 	fprintf(stderr,
 		"usage: gvt_guest [-p compute|frames|long|idle|reset|doorbell|ignored|stall]\n"
 		"                 [-t s] [-n n] [-d us] [-q n] [-f n]\n"
-		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-c] [-g]\n"
+		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-I] [-F] [-c] [-g]\n"
 		"                 [-r file] [-w file] [-v n] [-T n] UUID\n");
 	exit(2);
 }
@@ -2067,7 +2165,7 @@ int main(int argc, char **argv)
 	int attack;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:cgr:w:v:T:n:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:IFcgr:w:v:T:n:")) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -2097,6 +2195,16 @@ int main(int argc, char **argv)
 			irq = strcmp(optarg, "intx") ? VFIO_PCI_MSI_IRQ_INDEX :
 			      VFIO_PCI_INTX_IRQ_INDEX;
 			break;
+		case 'I':
+			use_iommufd = 1;
+			break;
+		case 'F': {
+			struct sched_param sp = { .sched_priority = 1 };
+
+			if (sched_setscheduler(0, SCHED_FIFO, &sp))
+				die("sched_setscheduler(SCHED_FIFO)");
+			break;
+		}
 		case 'c':
 			check = 1;
 			break;

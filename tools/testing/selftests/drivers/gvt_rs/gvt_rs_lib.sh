@@ -103,6 +103,25 @@ GVT_PARENT=/sys/class/mdev_bus/gvtsim0
 GVT_GPU=$GVT_SYSFS/gvtsim0
 GVT_GUEST=$(dirname "$0")/gvt_guest
 
+# GVT_VFIO_MODE: how gvt_guest and guest() open a vGPU: through the legacy
+# VFIO container and group (container, the default), or as QEMU 8.2 and
+# later do, through the device's /dev/vfio/devices/vfioN and /dev/iommu
+# (iommufd, gvt_guest -I).
+GVT_VFIO_MODE=${GVT_VFIO_MODE:-container}
+
+# gvt_guest [gvt_guest options]: runs the guest emulator in GVT_VFIO_MODE
+# (in the foreground: in the background, $! would be a subshell's).
+gvt_guest() {
+	case $GVT_VFIO_MODE in
+	container) "$GVT_GUEST" "$@" ;;
+	iommufd) "$GVT_GUEST" -I "$@" ;;
+	*)
+		echo "# GVT_VFIO_MODE=$GVT_VFIO_MODE: neither container nor iommufd" >&2
+		return 2
+		;;
+	esac
+}
+
 # type_dir TYPE: the mdev type directory, e.g. type_dir GVTg_V5_4.
 type_dir() {
 	echo "$GVT_PARENT/mdev_supported_types/gvtsim-$1"
@@ -164,7 +183,12 @@ guest() {
 	u=$1 out=$2
 	shift 2
 	rm -f "$out.ready"
-	"$GVT_GUEST" -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
+	# Started directly, not through gvt_guest(): GUEST_PID is the guest's.
+	if [ "$GVT_VFIO_MODE" = iommufd ]; then
+		"$GVT_GUEST" -I -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
+	else
+		"$GVT_GUEST" -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
+	fi
 	GUEST_PID=$!
 	wait_until "$GVT_WAIT_S" guest_opened "$out.ready" "$GUEST_PID"
 	[ -e "$out.ready" ] && return 0

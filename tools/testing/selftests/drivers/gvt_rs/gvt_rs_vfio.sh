@@ -8,70 +8,96 @@
 # reset, MSI and INTx, INTx in a new session without a reset), then every
 # workload profile of the guest emulator, the VM CPU time it is charged, and
 # the removal of a vGPU the VM holds (device request).
+#
+# All of it twice: through the legacy VFIO container and group, and through
+# the device's /dev/vfio/devices/vfioN bound to /dev/iommu (iommufd), as
+# QEMU 8.2 and later open a device; the vGPU must behave the same.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 25
 
 check "gvt_rs ready" sim_ready
-u=$(vgpu_create GVTg_V5_4)
-check "VFIO protocol self-check" "$GVT_GUEST" -c "$u"
-# The run above wrote GTT entries and closed the device: the next tenant
-# of the same vGPU finds them at power-on (the self-check's first check).
-check "VFIO protocol self-check again: nothing of the last tenant's GTT" "$GVT_GUEST" -c "$u"
-check "vGPU stopped after close" sh -c "[ \$(cat $(vgpu_attr "$u" started)) = 0 ]"
+for GVT_VFIO_MODE in container iommufd; do
+	m="($GVT_VFIO_MODE)"
+	progress "VFIO through the $GVT_VFIO_MODE"
+	u=$(vgpu_create GVTg_V5_4)
+	check "VFIO protocol self-check $m" gvt_guest -c "$u"
+	# The run above wrote GTT entries and closed the device: the next
+	# tenant of the same vGPU finds them at power-on (the self-check's
+	# first check).
+	check "VFIO protocol self-check again: nothing of the last tenant's GTT $m" \
+		gvt_guest -c "$u"
+	check "vGPU stopped after close $m" sh -c "[ \$(cat $(vgpu_attr "$u" started)) = 0 ]"
 
-for p in compute frames long idle; do
-	"$GVT_GUEST" -p $p -t 2 "$u" >/tmp/vfio_$p.out 2>&1
-	rc=$?
-	cat /tmp/vfio_$p.out | sed 's/^/# /'
-	c=$(report_field /tmp/vfio_$p.out completed)
-	if [ $p = idle ]; then
-		check "profile $p runs" test $rc = 0 -a "$c" = 0
+	for p in compute frames long idle; do
+		gvt_guest -p $p -t 2 "$u" >/tmp/vfio_$p.out 2>&1
+		rc=$?
+		sed 's/^/# /' /tmp/vfio_$p.out
+		c=$(report_field /tmp/vfio_$p.out completed)
+		if [ $p = idle ]; then
+			check "profile $p runs $m" test $rc = 0 -a "$c" = 0
+		else
+			check "profile $p completes its work $m" test $rc = 0 -a "${c:-0}" -gt 0
+		fi
+	done
+	gvt_guest -p compute -i intx -e -1 -t 2 "$u" >/tmp/vfio_intx.out 2>&1
+	check "INTx interrupts, both engines $m" test $? = 0
+	sed 's/^/# /' /tmp/vfio_intx.out
+	sub=$(cat "$(vgpu_attr "$u" submitted)")
+	comp=$(cat "$(vgpu_attr "$u" completed)")
+	echo "# engine stats $m: submitted=$sub completed=$comp busy_ns=$(cat "$(vgpu_attr "$u" busy_ns)")"
+	check "engine accounted every workload $m" test "$sub" = "$comp" -a "$sub" -gt 0
+	# The input of vmcg: the CPU time of the VM, i.e. of every thread of
+	# the process that opened the vGPU, with one busy "vCPU" thread beside
+	# the submitting one. Judged against what the threads of that process
+	# used in the same run, as the kernel accounted it and the guest
+	# emulator reports it: the figure of the engine must cover the time of
+	# the submitting thread and at least half of that of the others (its
+	# last sample comes a little before the run ends), however much CPU
+	# time the load on the machine left the busy thread. A vGPU of its
+	# own: cpu_ns keeps the largest figure of the life of the vGPU.
+	set_attr "$GVT_GPU/policy" vmcg
+	uc=$(vgpu_create GVTg_V5_4)
+	gvt_guest -p compute -t 3 -v 1 "$uc" >/tmp/vfio_vcpu.out 2>&1
+	cpu=$(cat "$(vgpu_attr "$uc" cpu_ns)")
+	vgpu_remove "$uc"
+	all=$(report_field /tmp/vfio_vcpu.out cpu_ns)
+	own=$(report_field /tmp/vfio_vcpu.out submit_cpu_ns)
+	echo "# figure $m: VM CPU time over a 3 s run: engine cpu_ns=$cpu, process threads ${all:-?} ns, submitting thread ${own:-?} ns"
+	cpu=${cpu:-0} all=${all:-0} own=${own:-0}
+	check "VM CPU time counts every thread of the VM $m" \
+		test "$all" -gt "$own" -a $((cpu - own)) -ge $(((all - own) / 2))
+	set_attr "$GVT_GPU/policy" tbs
+	# Removing a vGPU that a VM holds signals its REQ eventfd; the guest
+	# emulator answers as QEMU does (unplug, close) and the removal
+	# completes.
+	guest "$u" /tmp/vfio_req.out -p compute -t 60
+	# It holds the vGPU the way it was asked to: the group and container,
+	# or the device file and an iommufd, and not the other.
+	fds=$(ls -l "/proc/$GUEST_PID/fd" 2>/dev/null)
+	echo "$fds" | sed -n 's|.* -> \(/dev/.*\)|# guest holds \1|p'
+	if [ "$GVT_VFIO_MODE" = iommufd ]; then
+		check "the guest holds the vGPU through /dev/vfio/devices/ and /dev/iommu $m" \
+			sh -c "echo '$fds' | grep -q ' /dev/vfio/devices/vfio[0-9]*\$' &&
+				echo '$fds' | grep -q ' /dev/iommu\$' &&
+				! echo '$fds' | grep -q ' /dev/vfio/vfio\$'"
 	else
-		check "profile $p completes its work" test $rc = 0 -a "${c:-0}" -gt 0
+		check "the guest holds the vGPU through its group and /dev/vfio/vfio $m" \
+			sh -c "echo '$fds' | grep -q ' /dev/vfio/[0-9]*\$' &&
+				echo '$fds' | grep -q ' /dev/vfio/vfio\$' &&
+				! echo '$fds' | grep -q ' /dev/iommu\$'"
 	fi
+	t0=$(date +%s)
+	vgpu_remove "$u"
+	t1=$(date +%s)
+	wait
+	sed 's/^/# /' /tmp/vfio_req.out
+	# A removal that never completes fails the run by its timeout; how
+	# long it took is a figure, not a condition.
+	echo "# figure $m: removal of an open vGPU took $((t1 - t0)) s"
+	check "removal of an open vGPU: device request, the VM lets go $m" \
+		sh -c "grep -q 'device request' /tmp/vfio_req.out && [ ! -e /sys/bus/mdev/devices/$u ]"
 done
-"$GVT_GUEST" -p compute -i intx -e -1 -t 2 "$u" >/tmp/vfio_intx.out 2>&1
-check "INTx interrupts, both engines" test $? = 0
-sed 's/^/# /' /tmp/vfio_intx.out
-sub=$(cat "$(vgpu_attr "$u" submitted)")
-comp=$(cat "$(vgpu_attr "$u" completed)")
-echo "# engine stats: submitted=$sub completed=$comp busy_ns=$(cat "$(vgpu_attr "$u" busy_ns)")"
-check "engine accounted every workload" test "$sub" = "$comp" -a "$sub" -gt 0
-# The input of vmcg: the CPU time of the VM, i.e. of every thread of the
-# process that opened the vGPU, with one busy "vCPU" thread beside the
-# submitting one. Judged against what the threads of that process used in
-# the same run, as the kernel accounted it and the guest emulator reports
-# it: the figure of the engine must cover the time of the submitting
-# thread and at least half of that of the others (its last sample comes a
-# little before the run ends), however much CPU time the load on the
-# machine left the busy thread. A vGPU of its own: cpu_ns keeps the
-# largest figure of the life of the vGPU.
-set_attr "$GVT_GPU/policy" vmcg
-uc=$(vgpu_create GVTg_V5_4)
-"$GVT_GUEST" -p compute -t 3 -v 1 "$uc" >/tmp/vfio_vcpu.out 2>&1
-cpu=$(cat "$(vgpu_attr "$uc" cpu_ns)")
-vgpu_remove "$uc"
-all=$(report_field /tmp/vfio_vcpu.out cpu_ns)
-own=$(report_field /tmp/vfio_vcpu.out submit_cpu_ns)
-echo "# figure: VM CPU time over a 3 s run: engine cpu_ns=$cpu, process threads ${all:-?} ns, submitting thread ${own:-?} ns"
-cpu=${cpu:-0} all=${all:-0} own=${own:-0}
-check "VM CPU time counts every thread of the VM" \
-	test "$all" -gt "$own" -a $((cpu - own)) -ge $(((all - own) / 2))
-set_attr "$GVT_GPU/policy" tbs
-# Removing a vGPU that a VM holds signals its REQ eventfd; the guest emulator
-# answers as QEMU does (unplug, close) and the removal completes.
-guest "$u" /tmp/vfio_req.out -p compute -t 60
-t0=$(date +%s)
-vgpu_remove "$u"
-t1=$(date +%s)
-wait
-sed 's/^/# /' /tmp/vfio_req.out
-# A removal that never completes fails the run by its timeout; how long it
-# took is a figure, not a condition.
-echo "# figure: removal of an open vGPU took $((t1 - t0)) s"
-check "removal of an open vGPU: device request, the VM lets go" \
-	sh -c "grep -q 'device request' /tmp/vfio_req.out && [ ! -e /sys/bus/mdev/devices/$u ]"
 ktap_finished
