@@ -35,11 +35,17 @@ cp "$GVT_RS_ROOT/scripts/vm/demo.sh" "$GVT_RS_ROOT/scripts/vm/bench.sh" "$stage/
 run_logged "$out/modules_install.log" make -C "$ksrc" O="$out" -s \
 	INSTALL_MOD_PATH="$stage" INSTALL_MOD_STRIP=1 modules_install
 
-# The kselftests, built and installed by the kernel's own selftest framework.
+# The kselftests, built and installed by the kernel's own selftest framework:
+# ours, and the kernel's VFIO selftests (run against a vGPU by
+# gvt_rs_vfio_selftests.sh), linked statically as ours are (the VM has no
+# libuuid).
 run_logged "$out/selftests.log" make -C "$ksrc/tools/testing/selftests" \
-	TARGETS=drivers/gvt_rs O="$out/kselftest" \
-	KHDR_INCLUDES="-isystem $out/usr/include" \
+	TARGETS="drivers/gvt_rs vfio" O="$out/kselftest" \
+	KHDR_INCLUDES="-isystem $out/usr/include" EXTRA_CFLAGS=-static \
 	INSTALL_PATH="$stage/tests/kselftest" install
+# The VFIO selftests need a device to be named: gvt_rs_vfio_selftests.sh
+# runs them on vGPUs, so they are not run alone.
+sed -i '/^vfio:/d' "$stage/tests/kselftest/kselftest-list.txt"
 
 # Shell tools of gvt-rs (gvt-top).
 for t in "$GVT_RS_ROOT"/tools/gvt-rs/*; do
