@@ -209,9 +209,32 @@ pub struct Engine {
     pub counters: Counters,
     /// Per vGPU id, the well-formed register accesses its device ignored.
     ignored: [AtomicU64; MAX_VGPUS],
+    /// Per vGPU id, the host CPU its completions' delivery took.
+    delivery: [DeliveryCost; MAX_VGPUS],
     /// A placement moved ranges since [`Engine::ensure_resident`] last
     /// found the running vGPU resident: the next dispatch checks again.
     layout_changed: AtomicBool,
+}
+
+/// The host CPU a vGPU's completion delivery took: the provider's work
+/// done for it alone, outside the engine's locks and the VM's threads.
+struct DeliveryCost {
+    runs: AtomicU64,
+    ns: AtomicU64,
+}
+
+impl DeliveryCost {
+    const fn new() -> Self {
+        Self {
+            runs: AtomicU64::new(0),
+            ns: AtomicU64::new(0),
+        }
+    }
+
+    fn reset(&self) {
+        self.runs.store(0, Ordering::Relaxed);
+        self.ns.store(0, Ordering::Relaxed);
+    }
 }
 
 impl Engine {
@@ -241,6 +264,7 @@ impl Engine {
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
             ignored: [const { AtomicU64::new(0) }; MAX_VGPUS],
+            delivery: [const { DeliveryCost::new() }; MAX_VGPUS],
             layout_changed: AtomicBool::new(true),
         }? Error))
     }
@@ -307,6 +331,9 @@ impl Engine {
         // The id may have been another vGPU's.
         if let Some(c) = self.ignored.get(usize::from(id)) {
             c.store(0, Ordering::Relaxed);
+        }
+        if let Some(d) = self.delivery.get(usize::from(id)) {
+            d.reset();
         }
         Ok(id)
     }
@@ -384,6 +411,17 @@ impl Engine {
     pub fn ignored_access(&self, id: VgpuId) {
         if let Some(c) = self.ignored.get(usize::from(id)) {
             Counters::bump(c, 1);
+        }
+    }
+
+    /// The provider delivered completions of `id` to its guest (status
+    /// page, interrupt) in one run that took `ns` of host CPU. Lock-free.
+    /// The work runs outside the VM's threads, so the VM's cgroup does not
+    /// see it; this figure does, per tenant (see scheduling.rst).
+    pub fn completions_delivered(&self, id: VgpuId, ns: u64) {
+        if let Some(d) = self.delivery.get(usize::from(id)) {
+            Counters::bump(&d.runs, 1);
+            Counters::bump(&d.ns, ns);
         }
     }
 
@@ -622,6 +660,14 @@ impl Engine {
         self.ignored
             .get(usize::from(id))
             .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// Delivery runs of `id`'s completions and the host CPU they took, ns
+    /// ([`Engine::completions_delivered`]), since it was created.
+    pub fn delivery_cost(&self, id: VgpuId) -> (u64, u64) {
+        self.delivery.get(usize::from(id)).map_or((0, 0), |d| {
+            (d.runs.load(Ordering::Relaxed), d.ns.load(Ordering::Relaxed))
+        })
     }
 
     /// Slot placement and copy counters of `id`.

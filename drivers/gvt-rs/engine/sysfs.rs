@@ -414,6 +414,10 @@ pub enum VgpuKnob {
     Slot(SlotStat),
     /// Well-formed register accesses its device ignored.
     IgnoredAccesses,
+    /// Runs of its completions' delivery.
+    DeliveryRuns,
+    /// Host CPU its completions' delivery took, ns.
+    DeliveryCpuNs,
 }
 
 /// A scheduler statistic of a vGPU (a field of [`VgpuStats`]).
@@ -511,7 +515,7 @@ const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
 }
 
 /// Every file of a vGPU's directory.
-pub static VGPU_FILES: AttributeGroup<VgpuDir, 41> = AttributeGroup::new(
+pub static VGPU_FILES: AttributeGroup<VgpuDir, 43> = AttributeGroup::new(
     &VGPU_FILES,
     [
         Attribute::read_only(c"vgpu_id", VgpuKnob::Id),
@@ -556,6 +560,8 @@ pub static VGPU_FILES: AttributeGroup<VgpuDir, 41> = AttributeGroup::new(
         slot_stat(c"gtt_entries_copied", SlotStat::GttEntriesCopied),
         slot_stat(c"relocations", SlotStat::Relocations),
         tenant_figure(c"ignored_accesses", VgpuKnob::IgnoredAccesses),
+        tenant_figure(c"delivery_runs", VgpuKnob::DeliveryRuns),
+        tenant_figure(c"delivery_cpu_ns", VgpuKnob::DeliveryCpuNs),
     ],
 );
 
@@ -619,6 +625,8 @@ impl AttributeOperations for VgpuDir {
                 }
             }
             VgpuKnob::IgnoredAccesses => line(buf, e.ignored_accesses(id)),
+            VgpuKnob::DeliveryRuns => line(buf, e.delivery_cost(id).0),
+            VgpuKnob::DeliveryCpuNs => line(buf, e.delivery_cost(id).1),
         }
     }
 

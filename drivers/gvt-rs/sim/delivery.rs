@@ -32,6 +32,10 @@ use kernel::{
         Arc,
         SpinLock, //
     },
+    time::{
+        Instant,
+        Monotonic, //
+    },
     workqueue::{
         self,
         impl_has_work,
@@ -136,15 +140,22 @@ impl Delivery {
 impl WorkItem for Delivery {
     type Pointer = Arc<Self>;
 
+    /// Delivers every pending batch, and reports the host CPU it took to
+    /// the engine, for this vGPU alone.
     fn run(this: Arc<Self>) {
+        let start = Instant::<Monotonic>::now();
         let v = &*this.vgpu;
-        let mut r = v.regs.lock();
-        for e in 0..ENGINES {
-            let batch = this.pending.lock().get_mut(e).and_then(Option::take);
-            if let Some(b) = batch {
-                regs::complete(v, &mut r, e, &b);
+        {
+            let mut r = v.regs.lock();
+            for e in 0..ENGINES {
+                let batch = this.pending.lock().get_mut(e).and_then(Option::take);
+                if let Some(b) = batch {
+                    regs::complete(v, &mut r, e, &b);
+                }
             }
         }
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(0);
+        v.gpu().engine.completions_delivered(v.id, ns);
     }
 }
 
