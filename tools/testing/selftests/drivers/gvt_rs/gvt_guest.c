@@ -434,7 +434,9 @@ static void open_iommu(struct dev *d)
 	char path[PATH_MAX], link[PATH_MAX];
 	ssize_t n;
 
-	d->container = d->group = d->iommufd = -1;
+	d->container = -1;
+	d->group = -1;
+	d->iommufd = -1;
 	if (use_iommufd) {
 		d->iommufd = open("/dev/iommu", O_RDWR | O_CLOEXEC);
 		if (d->iommufd < 0)

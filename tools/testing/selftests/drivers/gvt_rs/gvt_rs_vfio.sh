@@ -47,7 +47,8 @@ for GVT_VFIO_MODE in container iommufd; do
 	sed 's/^/# /' /tmp/vfio_intx.out
 	sub=$(cat "$(vgpu_attr "$u" submitted)")
 	comp=$(cat "$(vgpu_attr "$u" completed)")
-	echo "# engine stats $m: submitted=$sub completed=$comp busy_ns=$(cat "$(vgpu_attr "$u" busy_ns)")"
+	busy=$(cat "$(vgpu_attr "$u" busy_ns)")
+	echo "# engine stats $m: submitted=$sub completed=$comp busy_ns=$busy"
 	check "engine accounted every workload $m" test "$sub" = "$comp" -a "$sub" -gt 0
 	# The input of vmcg: the CPU time of the VM, i.e. of every thread of
 	# the process that opened the vGPU, with one busy "vCPU" thread beside
@@ -65,7 +66,8 @@ for GVT_VFIO_MODE in container iommufd; do
 	vgpu_remove "$uc"
 	all=$(report_field /tmp/vfio_vcpu.out cpu_ns)
 	own=$(report_field /tmp/vfio_vcpu.out submit_cpu_ns)
-	echo "# figure $m: VM CPU time over a 3 s run: engine cpu_ns=$cpu, process threads ${all:-?} ns, submitting thread ${own:-?} ns"
+	echo "# figure $m: VM CPU time over a 3 s run: engine cpu_ns=$cpu," \
+		"process threads ${all:-?} ns, submitting thread ${own:-?} ns"
 	cpu=${cpu:-0} all=${all:-0} own=${own:-0}
 	check "VM CPU time counts every thread of the VM $m" \
 		test "$all" -gt "$own" -a $((cpu - own)) -ge $(((all - own) / 2))
@@ -98,6 +100,7 @@ for GVT_VFIO_MODE in container iommufd; do
 	# long it took is a figure, not a condition.
 	echo "# figure $m: removal of an open vGPU took $((t1 - t0)) s"
 	check "removal of an open vGPU: device request, the VM lets go $m" \
-		sh -c "grep -q 'device request' /tmp/vfio_req.out && [ ! -e /sys/bus/mdev/devices/$u ]"
+		sh -c "grep -q 'device request' /tmp/vfio_req.out &&
+			[ ! -e /sys/bus/mdev/devices/$u ]"
 done
 ktap_finished

@@ -64,7 +64,7 @@ u2=$(vgpu_create GVTg_V5_4)
 DEVS=/sys/bus/mdev/devices/$u1
 
 for mode in vfio_type1v2_iommu iommufd; do
-	check "vfio_pci_device_test ($mode): config space, BARs, MSI, reset pass; MSI-X skipped, the vGPU has none" \
+	check "vfio_pci_device_test ($mode): config space, BARs, MSI, reset; no MSI-X to test" \
 		selftest vfio_pci_device_test $mode 4 vfio_pci_irq_test.msix.enable_trigger_disable
 done
 check "vfio_iommufd_setup_test: bind, attach, detach and the calls that must fail" \
