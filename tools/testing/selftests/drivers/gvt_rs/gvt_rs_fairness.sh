@@ -12,7 +12,7 @@
 #     and vmcg: at least 10%, their figures are reported);
 #  4. weights 1:2:2:3:3:4, half of the vGPUs submitting 0.2 ms workloads
 #     and half 5 ms batches, get their weights' shares of the engine's
-#     occupancy (min/max of share over ideal at least 0.94; the
+#     occupancy (min/max of share over ideal at least 0.97; the
 #     figures are printed).
 # Shares are of the engine time charged while every vGPU had work
 # (contended_ns), so that a guest process that the load on the machine
@@ -177,7 +177,11 @@ done
 # its weight's share. min_max is the smallest of share/ideal over the
 # largest: 1 when every vGPU gets its weight's share. Before occupancy
 # charging the short-batch vGPUs got about 0.76 of that (charged only
-# their workloads' time).
+# their workloads' time). The clients run at real-time priority (-F) so
+# that each refills its queue as soon as a completion arrives: on two
+# vCPUs shared by six clients and the engine's kworkers, a short-batch
+# client otherwise misses refills, runs dry after its own turns and
+# asks for less than its share, which no scheduler can give it.
 WEIGHTS="1 2 2 3 3 4"
 for p in sfq eevdf; do
 	set_attr "$GVT_GPU/policy" $p
@@ -188,9 +192,9 @@ for p in sfq eevdf; do
 		u=$(vgpu_create GVTg_V5_4)
 		set_attr "$(vgpu_attr "$u" weight)" "$w"
 		if [ $((i % 2)) = 0 ]; then
-			guest "$u" "/tmp/mix_$i.out" -w /tmp/mix.go -p compute -q 8 -d 200 -t 600
+			guest "$u" "/tmp/mix_$i.out" -F -w /tmp/mix.go -p compute -q 8 -d 200 -t 600
 		else
-			guest "$u" "/tmp/mix_$i.out" -w /tmp/mix.go -p long -q 2 -d 5000 -t 600
+			guest "$u" "/tmp/mix_$i.out" -F -w /tmp/mix.go -p long -q 2 -d 5000 -t 600
 		fi
 		mix="$mix $u"
 		i=$((i + 1))
@@ -227,13 +231,14 @@ for p in sfq eevdf; do
 	ideal=0.067:0.133:0.133:0.200:0.200:0.267
 	echo "# figure: policy=$p weights=1:2:2:3:3:4 (0.2ms q8 / 5ms q2 alternating)" \
 		"contended occupancy shares=${2:-?} (ideal $ideal) min_max=$1 contended_ms=${3:-?}"
-	# Three runs on the ordinary test kernel: sfq 0.9905-0.9944, eevdf
-	# 0.9688-0.9939 (its long-batch vGPUs about 1 % over their share).
-	# On the KASAN kernel, where every completion costs far more host
-	# time, 0.9593 and 0.9663. The check is the one that cannot flake on
-	# either kernel; the issue's 0.97 is met by sfq on the ordinary one
-	# (issue #24).
-	min=0.94
+	# With the clients at real-time priority, on a busy host: sfq 0.9917,
+	# eevdf 0.9957 and 0.9965. Without it, the short-batch
+	# clients missed their refills while six clients and the engine's
+	# kworkers shared two vCPUs: their queues ran dry after their own
+	# turns, and the figure fell to 0.969 (sfq and eevdf alike, 0.96 on
+	# the KASAN kernel): the clients, not the scheduler (see
+	# results-scheduling.rst, "The weighted mix").
+	min=0.97
 	desc="$p: a 1:2:2:3:3:4 mix of short and long batches gets its weights' shares"
 	check "$desc of the engine (min_max $1 >= $min)" \
 		awk -v m="$1" -v min="$min" 'BEGIN { exit !(m + 0 == m && m >= min) }'
