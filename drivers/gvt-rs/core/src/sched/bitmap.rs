@@ -65,6 +65,15 @@ impl Bitmap {
         r
     }
 
+    /// The members not in `o`.
+    pub(crate) fn and_not(&self, o: &Self) -> Self {
+        let mut r = *self;
+        for (a, b) in r.w.iter_mut().zip(o.w.iter()) {
+            *a &= !*b;
+        }
+        r
+    }
+
     /// Members in increasing order.
     pub(crate) fn iter(&self) -> BitIter {
         BitIter { w: self.w, word: 0 }

@@ -14,7 +14,7 @@ pub(crate) const Q16_ONE: u64 = 1 << 16;
 pub(crate) const PPM: u64 = 1_000_000;
 
 /// Full 128-bit product of two `u64`, as `(high, low)` halves.
-const fn mul_wide(a: u64, b: u64) -> (u64, u64) {
+pub(crate) const fn mul_wide(a: u64, b: u64) -> (u64, u64) {
     let (a1, a0) = (a >> 32, a & 0xffff_ffff);
     let (b1, b0) = (b >> 32, b & 0xffff_ffff);
     // Each partial product of two 32-bit halves fits in 64 bits.

@@ -53,7 +53,6 @@ mod bitmap;
 mod decision;
 mod fixed;
 mod gvtg;
-mod heap;
 mod interact;
 mod lathist;
 pub mod metrics;
@@ -66,6 +65,7 @@ mod throttle;
 mod tunables;
 mod vchannel;
 mod vmcg;
+mod vtree;
 mod withheld;
 
 #[cfg(test)]

@@ -38,6 +38,13 @@ pub struct Scheduler<const N: usize> {
     pub(super) v: [Vgpu; N],
     pub(super) started: Bitmap,
     pub(super) backlogged: Bitmap,
+    /// The vGPUs with work queued or in flight (see [`Scheduler::sync`]),
+    /// so that a completion finds whether it was contended in O(1).
+    pub(super) busy: Bitmap,
+    /// The vGPUs whose next submission `eevdf`'s anticipation can predict
+    /// (idle, with a stable think time, see `anticipate.rs`): the only
+    /// candidates for a hold.
+    pub(super) predicted: Bitmap,
     pub(super) current: Option<usize>,
     pub(super) turn_start: u64,
     pub(super) turn_slice: u64,
@@ -93,6 +100,8 @@ impl<const N: usize> Scheduler<N> {
             v: [Vgpu::FREE; N],
             started: Bitmap::EMPTY,
             backlogged: Bitmap::EMPTY,
+            busy: Bitmap::EMPTY,
+            predicted: Bitmap::EMPTY,
             current: None,
             turn_start: 0,
             turn_slice: 0,
@@ -214,6 +223,7 @@ impl<const N: usize> Scheduler<N> {
         g.weight = weight;
         g.gm_mb = gm_mb;
         self.sfq.forget(id);
+        self.sync(id);
         Ok(())
     }
 
@@ -225,6 +235,7 @@ impl<const N: usize> Scheduler<N> {
             return Err(Error::Busy);
         }
         *g = Vgpu::FREE;
+        self.sync(id);
         if self.current == Some(id) {
             self.current = None;
         }
@@ -286,10 +297,11 @@ impl<const N: usize> Scheduler<N> {
             g.pending = 0;
         }
         self.started.set(id, false);
-        self.backlogged.set(id, false);
+        self.unbacklog(id);
         self.tbs.stop(id);
         self.sfq.deactivate(id);
         self.vmcg.stop(id, live(&self.v, id)?);
+        self.sync(id);
         if self.current == Some(id) {
             self.force = true;
         }
@@ -308,6 +320,7 @@ impl<const N: usize> Scheduler<N> {
         let g = live_mut(&mut self.v, id)?;
         g.weight = weight;
         self.vmcg.refresh(id, g);
+        self.sfq.set_weight(id, weight);
         Ok(())
     }
 
@@ -359,6 +372,7 @@ impl<const N: usize> Scheduler<N> {
                 self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
             }
         }
+        self.sync(id);
         if !was {
             self.activate(id, trip);
         }
@@ -372,9 +386,15 @@ impl<const N: usize> Scheduler<N> {
     /// the policy (`sfq`/`eevdf`: its tag, wake-up preemption) follow.
     /// `trip`: it is a synchronous round trip (see `interact.rs`).
     fn activate(&mut self, id: usize, trip: bool) {
-        self.thr.activate(id, &self.backlogged);
+        self.thr.activate(id);
         self.backlogged.set(id, true);
         self.ops().activated(self, id, trip);
+    }
+
+    /// `id` leaves the backlogged set (and the throttle's).
+    fn unbacklog(&mut self, id: usize) {
+        self.backlogged.set(id, false);
+        self.thr.set_member(id, false);
     }
 
     /// Wake-up preemption (`sfq_wake_preempt`): the running vGPU whose turn
@@ -386,6 +406,11 @@ impl<const N: usize> Scheduler<N> {
             return None;
         }
         self.current.filter(|&c| c != id)
+    }
+
+    /// The weight of `id` (1 for an id that cannot exist).
+    pub(super) fn weight(&self, id: usize) -> u32 {
+        self.v.get(id).map_or(1, |g| g.weight)
     }
 
     fn interactive_calls(&self) -> u32 {
@@ -419,15 +444,24 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// Usage above which a backlogged vGPU waits (`u64::MAX`: throttle off).
-    /// O(N) when the throttle is on, O(1) otherwise.
+    /// O(1).
     pub(super) fn throttle_limit(&self) -> u64 {
         if self.tun.get(Tunable::Throttle) != 1 {
             return u64::MAX;
         }
-        self.thr.limit(
-            &self.backlogged,
-            self.tun.get(Tunable::ThrottleFactorPct) as u32,
-        )
+        let pct = self.tun.get(Tunable::ThrottleFactorPct) as u32;
+        #[cfg(test)]
+        assert_eq!(
+            self.thr.limit(pct),
+            self.thr
+                .min_of(&self.backlogged)
+                .map_or(u64::MAX, |m| super::fixed::mul_div_sat(
+                    m,
+                    u64::from(pct),
+                    100
+                ))
+        );
+        self.thr.limit(pct)
     }
 
     fn turn_over(&self, c: usize, now: u64) -> bool {
@@ -501,6 +535,7 @@ impl<const N: usize> Scheduler<N> {
         g.inflight = g.inflight.saturating_add(1);
         g.dispatched = g.dispatched.saturating_add(1);
         g.record_latency(now.saturating_sub(queued_at));
+        self.sync(id);
         self.inflight = self.inflight.saturating_add(1);
         // `check_engine` in `take_pending` validated `engine`.
         if let (Some(n), Some(since)) = (
@@ -548,6 +583,8 @@ impl<const N: usize> Scheduler<N> {
         self.roll(now);
         let calls = self.interactive_calls();
         let contended = self.others_backlogged(id);
+        #[cfg(test)]
+        assert_eq!(contended, self.others_backlogged_scan(id));
         let (Some(n), Some(since)) = (
             self.engine_inflight.get(engine).copied(),
             self.engine_since.get_mut(engine),
@@ -577,6 +614,7 @@ impl<const N: usize> Scheduler<N> {
             g.ia.idle(now);
         }
         g.ant.completed(cost, idle, now);
+        self.sync(id);
         if let Some(n) = self.engine_inflight.get_mut(engine) {
             *n = n.saturating_sub(1);
         }
@@ -595,7 +633,27 @@ impl<const N: usize> Scheduler<N> {
     /// Whether another vGPU is started and every other started vGPU has
     /// work queued or in flight: then the GPU time `id` gets is the
     /// policy's choice among competitors, not what the others left over.
+    /// O(1) (four words of bitmaps).
     fn others_backlogged(&self, id: usize) -> bool {
+        let mut idle = self.started.and_not(&self.busy);
+        idle.set(id, false);
+        self.started.any_except(id) && idle.is_empty()
+    }
+
+    /// Brings the bits of `id` in `busy` and `predicted` up to date, after
+    /// its queue counts or its predictor changed.
+    pub(super) fn sync(&mut self, id: usize) {
+        let (busy, predicted) = self.v.get(id).map_or((false, false), |g| {
+            (g.pending > 0 || g.inflight > 0, g.ant.arrival().is_some())
+        });
+        self.busy.set(id, busy);
+        self.predicted.set(id, predicted);
+    }
+
+    /// [`Scheduler::others_backlogged`] by a scan of every vGPU (the
+    /// reference of the tests).
+    #[cfg(test)]
+    fn others_backlogged_scan(&self, id: usize) -> bool {
         let mut others = self
             .v
             .iter()
@@ -628,8 +686,10 @@ impl<const N: usize> Scheduler<N> {
         }
         c.pending = c.pending.saturating_sub(1);
         g.pending = g.pending.saturating_sub(1);
-        if g.pending == 0 {
-            self.backlogged.set(id, false);
+        let idle = g.pending == 0;
+        self.sync(id);
+        if idle {
+            self.unbacklog(id);
             if self.current != Some(id) {
                 self.sfq.deactivate(id);
             }

@@ -36,6 +36,11 @@
 //! with weights 1:2:2:3:3:4 over 7.5 s: min-max 0.988 and 0.982 divided,
 //! the same as `sfq` (0.994, 0.993) undivided.
 //!
+//! The active vGPUs are kept in a [`TagTree`] ordered by tag and augmented
+//! for `eevdf` (`vtree.rs`): `sfq`'s choice is O(1), `eevdf`'s choice and
+//! the weighted average `A` are O(log n), and every tag, request or weight
+//! change is O(log n), as in Linux's EEVDF.
+//!
 //! Virtual time units: `L * VSCALE / w` with `VSCALE` = the largest weight, so
 //! the per-charge rounding error is below 1/10000 ns at weight 1. Tags wrap
 //! around `u64` and are compared with wrapping differences; a stale tag more
@@ -45,7 +50,10 @@ use super::fixed::{
     mul_div_sat,
     vdiff, //
 };
-use super::heap::IdHeap;
+use super::vtree::{
+    TagTree,
+    Wide, //
+};
 
 /// Virtual-time scale: a weight-`w` vGPU advances `VSCALE / w` units per ns.
 pub const VSCALE: u64 = 10_000;
@@ -62,28 +70,34 @@ pub enum WakeRule {
 /// SFQ state for up to `N` vGPUs.
 #[derive(Clone, Copy)]
 pub(crate) struct Sfq<const N: usize> {
-    heap: IdHeap<N>,
+    /// The active vGPUs (backlogged, or running): their tags, weights and
+    /// virtual deadlines for [`Sfq::slice`].
+    tree: TagTree<N>,
     tag: [u64; N],
     /// `eevdf` request per vGPU, ns (0: none measured yet, the slice).
     req: [u64; N],
     pub(crate) vtime: u64,
+    /// The slice the deadlines in `tree` are computed for (`eevdf` brings
+    /// it up to date before it chooses).
+    slice: u64,
 }
 
 impl<const N: usize> Sfq<N> {
     pub(crate) const fn new() -> Self {
         Self {
-            heap: IdHeap::new(),
+            tree: TagTree::new(),
             tag: [0; N],
             req: [0; N],
             vtime: 0,
+            slice: 0,
         }
     }
 
     /// Current virtual time `V`.
     pub(crate) fn vtime(&self) -> u64 {
-        match self.heap.min() {
+        match self.tree.min() {
             Some(m) => {
-                let k = self.heap.key(m);
+                let k = self.tree.key(m);
                 if vdiff(k, self.vtime) > 0 {
                     k
                 } else {
@@ -99,9 +113,38 @@ impl<const N: usize> Sfq<N> {
         self.tag.get(id).copied().unwrap_or(0)
     }
 
-    /// A vGPU becomes active (backlogged, or started).
-    pub(crate) fn activate(&mut self, id: usize, rule: WakeRule) {
-        if self.heap.contains(id) {
+    /// Whether `id` is active.
+    #[cfg(test)]
+    pub(crate) fn active(&self, id: usize) -> bool {
+        self.tree.contains(id)
+    }
+
+    /// Checks the tree's invariants, and that it holds every active vGPU's
+    /// tag, deadline and weight (`weight`: the scheduler's).
+    #[cfg(test)]
+    pub(crate) fn check(&self, weight: &dyn Fn(usize) -> u32) {
+        self.tree.check();
+        for id in self.tree.ids() {
+            assert_eq!(self.tree.key(id), self.tag(id), "tag of {id}");
+            assert_eq!(self.tree.weight(id), weight(id).max(1), "weight of {id}");
+            assert_eq!(
+                self.tree.deadline(id),
+                self.deadline(id, self.slice),
+                "deadline of {id}"
+            );
+        }
+    }
+
+    /// (Re)inserts `id` into the tree with its tag, deadline and weight `w`.
+    fn enter(&mut self, id: usize, w: u32) {
+        let s = self.tag(id);
+        let d = self.deadline(id, self.slice);
+        self.tree.upsert(id, s, d, w);
+    }
+
+    /// A vGPU of weight `w` becomes active (backlogged, or started).
+    pub(crate) fn activate(&mut self, id: usize, rule: WakeRule, w: u32) {
+        if self.tree.contains(id) {
             return;
         }
         let v = self.vtime();
@@ -116,45 +159,53 @@ impl<const N: usize> Sfq<N> {
         if let Some(t) = self.tag.get_mut(id) {
             *t = s;
         }
-        self.heap.upsert(id, s);
+        self.enter(id, w);
     }
 
-    /// A vGPU becomes active again keeping its tag, whatever `V` is
-    /// (`eevdf`'s synchronous round trip, see `Scheduler::activate`).
-    pub(crate) fn resume(&mut self, id: usize) {
-        if self.heap.contains(id) {
+    /// A vGPU of weight `w` becomes active again keeping its tag, whatever
+    /// `V` is (`eevdf`'s synchronous round trip, see `Scheduler::activate`).
+    pub(crate) fn resume(&mut self, id: usize, w: u32) {
+        if self.tree.contains(id) {
             return;
         }
         self.vtime = self.vtime();
-        let s = self.tag(id);
-        self.heap.upsert(id, s);
+        self.enter(id, w);
     }
 
     /// A vGPU that is not running stops being active.
     pub(crate) fn deactivate(&mut self, id: usize) {
-        if self.heap.contains(id) {
+        if self.tree.contains(id) {
             self.vtime = self.vtime();
-            self.heap.remove(id);
+            self.tree.remove(id);
+        }
+    }
+
+    /// The weight of `id` changed to `w`.
+    pub(crate) fn set_weight(&mut self, id: usize, w: u32) {
+        if self.tree.contains(id) {
+            self.enter(id, w);
         }
     }
 
     /// Charges `gpu_ns` to `id` at weight `w`: `S <- S + L * VSCALE / w`.
+    #[cfg(test)]
     pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
         let delta = mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1)));
         let Some(t) = self.tag.get_mut(id) else {
             return;
         };
         *t = t.wrapping_add(delta);
-        let s = *t;
-        if self.heap.contains(id) {
-            self.heap.upsert(id, s);
+        if self.tree.contains(id) {
+            self.enter(id, w);
         }
     }
 
     /// The active vGPU with the smallest start tag among those `eligible`.
+    /// O(1), unless the throttle holds the smallest tag back: then
+    /// O(active).
     pub(crate) fn pick(&mut self, eligible: Option<&dyn Fn(usize) -> bool>) -> Option<usize> {
         self.vtime = self.vtime();
-        let top = self.heap.min()?;
+        let top = self.tree.min()?;
         let Some(ok) = eligible else {
             return Some(top);
         };
@@ -163,11 +214,11 @@ impl<const N: usize> Sfq<N> {
         }
         // Throttle active: linear fallback over the active set.
         let mut best: Option<(u64, usize)> = None;
-        for id in self.heap.ids() {
+        for id in self.tree.ids() {
             if !ok(id) {
                 continue;
             }
-            let k = self.heap.key(id);
+            let k = self.tree.key(id);
             let better = match best {
                 None => true,
                 Some((bk, bi)) => vdiff(k, bk) < 0 || (k == bk && id < bi),
@@ -181,7 +232,7 @@ impl<const N: usize> Sfq<N> {
 
     /// Forgets every vGPU (policy change).
     pub(crate) fn reset(&mut self) {
-        self.heap.clear();
+        self.tree.clear();
         self.tag = [self.vtime; N];
         self.req = [0; N];
     }
@@ -207,7 +258,7 @@ impl<const N: usize> Sfq<N> {
     /// asked for a whole slice; one whose queue ran dry asked for `l`. The
     /// request follows the turns with a weight of 1/4 on the newest, so it
     /// takes a few turns to learn a pattern and one turn cannot swing it.
-    pub(crate) fn note_turn(&mut self, id: usize, l: u64, wanted_more: bool, slice: u64) {
+    fn note_turn(&mut self, id: usize, l: u64, wanted_more: bool, slice: u64) {
         let sample = if wanted_more { slice } else { l.min(slice) };
         let old = self.request(id, slice);
         // A turn's vGPU is a validated id (below N).
@@ -221,6 +272,45 @@ impl<const N: usize> Sfq<N> {
         }
     }
 
+    /// The turn of `id` ended: charges it `gpu_ns` at weight `w` (as
+    /// [`Sfq::charge`]), notes its request if `turn` is `Some((l,
+    /// wanted_more, slice))` (see [`Sfq::note_turn`]), and, unless `stays`,
+    /// deactivates it (as [`Sfq::deactivate`] after the charge: `V` counts
+    /// its new tag). One update of the tree instead of three.
+    pub(crate) fn end_turn(
+        &mut self,
+        id: usize,
+        gpu_ns: u64,
+        w: u32,
+        turn: Option<(u64, bool, u64)>,
+        stays: bool,
+    ) {
+        let delta = mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1)));
+        let Some(t) = self.tag.get_mut(id) else {
+            return;
+        };
+        *t = t.wrapping_add(delta);
+        let k = *t;
+        if let Some((l, more, slice)) = turn {
+            self.note_turn(id, l, more, slice);
+        }
+        if !self.tree.contains(id) {
+            return;
+        }
+        if stays {
+            self.enter(id, w);
+            return;
+        }
+        self.tree.remove(id);
+        let m = match self.tree.min().map(|x| self.tree.key(x)) {
+            Some(o) if vdiff(o, k) < 0 => o,
+            _ => k,
+        };
+        if vdiff(m, self.vtime) > 0 {
+            self.vtime = m;
+        }
+    }
+
     /// Virtual deadline of `id`: `S + r * VSCALE` (see the module
     /// documentation for why the request is not divided by the weight).
     pub(crate) fn deadline(&self, id: usize, slice: u64) -> u64 {
@@ -228,27 +318,51 @@ impl<const N: usize> Sfq<N> {
         self.tag(id).wrapping_add(r)
     }
 
-    /// Weighted average `A` of the active vGPUs' tags (`weight` gives each
-    /// vGPU's weight): `V + sum w_i (S_i - V) / sum w_i`. O(active). The
-    /// sums saturate only when the tags lead `V` by thousands of seconds of
-    /// service; `A` then reads late, which makes more vGPUs eligible.
-    pub(crate) fn average(&self, weight: &dyn Fn(usize) -> u32) -> u64 {
-        self.average_with(weight, None)
+    /// Weighted average `A` of the active vGPUs' tags:
+    /// `V + sum w_i max(S_i - V, 0) / sum w_i`, O(log n) (see `vtree.rs`).
+    /// The sum saturates only when the tags lead `V` by thousands of
+    /// seconds of service; `A` then reads late, which makes more vGPUs
+    /// eligible.
+    pub(crate) fn average(&self) -> u64 {
+        self.average_with(None)
     }
 
     /// [`Sfq::average`] as if `extra = Some((id, ns))` were already charged
     /// to `id` (the running vGPU's service in its turn so far).
-    pub(crate) fn average_with(
-        &self,
-        weight: &dyn Fn(usize) -> u32,
-        extra: Option<(usize, u64)>,
-    ) -> u64 {
+    pub(crate) fn average_with(&self, extra: Option<(usize, u64)>) -> u64 {
+        let v = self.vtime();
+        #[cfg(test)]
+        let scan = self.average_scan(extra);
+        let Some(mut lead) = self.tree.lead_above(v) else {
+            // `V` too far from the tags for the sums (not seen in practice).
+            return self.average_scan(extra);
+        };
+        if let Some((id, ns)) = extra.filter(|e| self.tree.contains(e.0)) {
+            let w = u64::from(self.tree.weight(id));
+            let k = self.tree.key(id);
+            let k2 = k.wrapping_add(mul_div_sat(ns, VSCALE, w));
+            let d = vdiff(k, v).max(0) as u64;
+            let d2 = vdiff(k2, v).max(0) as u64;
+            lead = lead.sub(Wide::mul(d, w)).add(Wide::mul(d2, w));
+        }
+        let a = match lead.saturated().checked_div(self.tree.total_weight()) {
+            Some(a) => v.wrapping_add(a),
+            None => v,
+        };
+        #[cfg(test)]
+        assert_eq!(a, scan);
+        a
+    }
+
+    /// [`Sfq::average_with`] by a scan of the active vGPUs, with the
+    /// saturating sums the tree's exact ones reproduce. O(active).
+    pub(crate) fn average_scan(&self, extra: Option<(usize, u64)>) -> u64 {
         let v = self.vtime();
         let mut wsum: u64 = 0;
         let mut lead: u64 = 0;
-        for id in self.heap.ids() {
-            let w = u64::from(weight(id).max(1));
-            let mut k = self.heap.key(id);
+        for id in self.tree.ids() {
+            let w = u64::from(self.tree.weight(id));
+            let mut k = self.tree.key(id);
             if let Some((_, ns)) = extra.filter(|e| e.0 == id) {
                 k = k.wrapping_add(mul_div_sat(ns, VSCALE, w));
             }
@@ -270,25 +384,58 @@ impl<const N: usize> Sfq<N> {
     /// `eevdf`: among the active vGPUs that pass `ok` (the throttle), the
     /// eligible one with the earliest virtual deadline (ties: smaller tag,
     /// then lower id); if none of them is eligible, the one with the
-    /// smallest tag. O(active).
+    /// smallest tag. O(log n) (the tree's choice among all active vGPUs,
+    /// which is the answer when it passes `ok`); O(active) when the
+    /// throttle holds that vGPU back. A change of `slice` recomputes every
+    /// deadline first, O(n).
     pub(crate) fn pick_eevdf(
         &mut self,
-        weight: &dyn Fn(usize) -> u32,
         slice: u64,
         ok: Option<&dyn Fn(usize) -> bool>,
     ) -> Option<usize> {
         self.vtime = self.vtime();
-        let avg = self.average(weight);
+        self.set_slice(slice);
+        let avg = self.average();
+        let best = self.tree.pick_eligible(avg).or_else(|| self.tree.min())?;
+        match ok {
+            Some(f) if !f(best) => self.pick_eevdf_scan(avg, ok),
+            _ => Some(best),
+        }
+    }
+
+    /// Brings the tree's deadlines to `slice`.
+    fn set_slice(&mut self, slice: u64) {
+        if slice == self.slice {
+            return;
+        }
+        self.slice = slice;
+        let req = &self.req;
+        self.tree.set_deadlines(&|id, s| {
+            let r = match req.get(id).copied().unwrap_or(0) {
+                0 => slice,
+                r => r.min(slice),
+            };
+            s.wrapping_add(r.saturating_mul(VSCALE))
+        });
+    }
+
+    /// [`Sfq::pick_eevdf`] by a scan of the active vGPUs, against `avg`.
+    /// O(active).
+    pub(crate) fn pick_eevdf_scan(
+        &self,
+        avg: u64,
+        ok: Option<&dyn Fn(usize) -> bool>,
+    ) -> Option<usize> {
         // (eligible, key, tag, id): eligible first, then the earliest key,
         // which is the deadline for eligible vGPUs and the tag otherwise.
         let mut best: Option<(bool, u64, u64, usize)> = None;
-        for id in self.heap.ids() {
+        for id in self.tree.ids() {
             if ok.is_some_and(|f| !f(id)) {
                 continue;
             }
-            let s = self.heap.key(id);
+            let s = self.tree.key(id);
             let el = vdiff(s, avg) <= 0;
-            let k = if el { self.deadline(id, slice) } else { s };
+            let k = if el { self.deadline(id, self.slice) } else { s };
             let better = match best {
                 None => true,
                 Some((be, bk, bs, bi)) => {

@@ -625,9 +625,10 @@ fn throttle_skips_heavy_vgpu() {
         s.queued(id, 0, 0).unwrap();
     }
     // vGPU 0 has the smaller tag but 3x the usage of vGPU 1.
-    s.thr.usage = [300, 100, 0, 0];
+    s.thr.set_usage(0, 300);
+    s.thr.set_usage(1, 100);
     assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu: 1, .. }));
-    s.thr.usage = [200, 100, 0, 0]; // exactly 2x: allowed
+    s.thr.set_usage(0, 200); // exactly 2x: allowed
     s.force = true;
     s.sfq.charge(1, 1, 1);
     assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu: 0, .. }));
@@ -1551,4 +1552,147 @@ fn contended_time_counts_only_while_every_other_vgpu_has_work() {
     assert_eq!(st(b).busy_ns, 4 * MS);
     assert_eq!(st(b).contended_ns, 0);
     assert_eq!(st(c).contended_ns, 0);
+}
+
+// ---- incremental structures against scans ------------------------------------
+
+/// Checks what the scheduler keeps incrementally against a scan of its
+/// vGPUs: the fair queue (tags, weights, deadlines, membership), the
+/// throttle's minimum, the `busy` and `predicted` sets. (The decisions
+/// themselves are checked against scans inside the scheduler in test
+/// builds: `completed`'s contention, the throttle limit, `eevdf`'s choice,
+/// the weighted average and anticipation.)
+fn check_incremental<const N: usize>(s: &Scheduler<N>) {
+    let v = &s.v;
+    s.sfq.check(&|i| v[i].weight);
+    s.thr.check(&s.backlogged);
+    for (id, g) in s.v.iter().enumerate() {
+        assert_eq!(s.busy.get(id), g.pending > 0 || g.inflight > 0, "busy {id}");
+        assert_eq!(
+            s.predicted.get(id),
+            g.ant.arrival().is_some(),
+            "predicted {id}"
+        );
+        if s.sfq.active(id) {
+            assert!(s.started.get(id), "active {id} not started");
+        }
+    }
+}
+
+/// Random event sequences (wake-ups, dispatches, completions, stops with
+/// and without the queue, cancellations, weight, slice, throttle,
+/// anticipation and policy changes) on every policy: every decision is
+/// the scan's and every incremental structure matches its scan.
+#[test]
+fn incremental_structures_match_scans_on_random_events() {
+    fn run<const N: usize>(seed: u64, n: usize, steps: u32, holds: &mut u64) {
+        let mut r = Rng::new(seed);
+        let mut s = Scheduler::<N>::new();
+        let policy = Policy::ALL[(seed % 4) as usize];
+        s.set_policy(policy, 0).unwrap();
+        let mut now = 0u64;
+        // Engine 0: the workloads in flight in dispatch order.
+        let mut inflight: VecDeque<usize> = VecDeque::new();
+        for id in 0..n {
+            s.create(vid(id), r.range(1, 8) as u32, 512).unwrap();
+            s.start(vid(id), 0).unwrap();
+        }
+        s.set_tunable(Tunable::AnticipateUs, 2000 * (seed % 2), 0)
+            .unwrap();
+        // vGPU 0 is a frame client on engine 1 (if there are others): 100 us
+        // of GPU time, then 3 ms of think time, so that anticipation can
+        // predict it. `frame`: its workload's dispatch time.
+        let mut next_frame = Some(0u64).filter(|_| n > 1);
+        let mut frame: Option<u64> = None;
+        let e = 0;
+        for _ in 0..steps {
+            now += r.range(1, 50) * US;
+            if next_frame.is_some_and(|t| now >= t) && s.queued(vid(0), 1, now).is_ok() {
+                next_frame = None;
+            }
+            if frame.is_none() && s.next_vgpu(1, now) == Some(vid(0)) {
+                s.dispatched(vid(0), 1, now, now).unwrap();
+                frame = Some(now);
+            }
+            if frame.is_some_and(|t| now >= t + 100 * US) {
+                s.completed(vid(0), 1, 100 * US, now).unwrap();
+                frame = None;
+                next_frame = Some(now + 3 * MS);
+            }
+            check_incremental(&s);
+            let id = if n > 1 {
+                r.range(1, n as u64 - 1) as usize
+            } else {
+                0
+            };
+            match r.below(100) {
+                0..=29 => {
+                    let _ = s.queued(vid(id), e, now);
+                }
+                30..=49 => {
+                    if let Some(c) = s.next_vgpu(e, now) {
+                        s.dispatched(c, e, now, now).unwrap();
+                        inflight.push_back(usize::from(c));
+                    }
+                }
+                50..=69 => {
+                    if let Some(c) = inflight.pop_front() {
+                        s.completed(vid(c), e, r.range(10, 3000) * US, now).unwrap();
+                    }
+                }
+                70..=79 => {
+                    if s.need_resched(now) || s.current().is_none() {
+                        let _ = s.pick(now);
+                    }
+                }
+                80..=84 => s.tick(now),
+                85 => {
+                    let _ = s.stop(vid(id), now);
+                    let _ = s.start(vid(id), now);
+                }
+                86 => {
+                    let _ = s.stop_keeping_queued(vid(id), now);
+                    let _ = s.cancelled(vid(id), e);
+                    let _ = s.start(vid(id), now);
+                }
+                87..=89 => s.set_weight(vid(id), r.range(1, 20) as u32).unwrap(),
+                90 => {
+                    let slice = r.range(100, 5000);
+                    s.set_tunable(Tunable::SfqSliceUs, slice, now).unwrap();
+                }
+                91 => {
+                    let on = r.below(2);
+                    s.set_tunable(Tunable::Throttle, on, now).unwrap();
+                }
+                92 if r.below(4) == 0 => {
+                    let us = [0, 500, 3000][r.below(3) as usize];
+                    s.set_tunable(Tunable::AnticipateUs, us, now).unwrap();
+                }
+                93 => {
+                    let on = r.below(2);
+                    s.set_tunable(Tunable::SfqWakePreempt, on, now).unwrap();
+                }
+                94 => {
+                    let on = r.below(2);
+                    s.set_tunable(Tunable::SfqWakeMaxVf, on, now).unwrap();
+                }
+                95 if r.below(20) == 0 => {
+                    let p = Policy::ALL[r.below(4) as usize];
+                    s.set_policy(p, now).unwrap();
+                }
+                _ => {}
+            }
+            check_incremental(&s);
+        }
+        let held: u64 = (0..n).map(|i| s.v[i].ant.hits + s.v[i].ant.misses).sum();
+        *holds += held;
+    }
+    let mut holds = 0;
+    for seed in 0..16 {
+        run::<8>(seed, 1 + (seed as usize % 8), 6000, &mut holds);
+        run::<64>(seed, 64, 6000, &mut holds);
+        run::<256>(seed, [17, 200, 256][seed as usize % 3], 2000, &mut holds);
+    }
+    // Anticipation held the GPU: its candidates were compared too.
+    assert!(holds > 0);
 }

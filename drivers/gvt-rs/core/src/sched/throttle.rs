@@ -17,19 +17,38 @@
 //! cannot claim the past. The least-served backlogged vGPU is always
 //! eligible (`factor >= 1`), so the throttle never idles the GPU.
 
+//!
+//! The minimum over the backlogged vGPUs is kept in a tournament tree over
+//! the ids (a min-segment tree), so that a charge, a wake-up and the limit
+//! are O(log N), O(log N) and O(1) whether the throttle is on or off.
+
 use super::bitmap::Bitmap;
 use super::fixed::mul_div_sat;
 use super::sfq::VSCALE;
 
 /// Throttle state for up to `N` vGPUs.
+///
+/// # Invariants
+///
+/// `min[j]` for `1 <= j < N` is the smaller of its two children, child `c`
+/// being `min[c]` for `c < N` and leaf `c - N` otherwise; leaf `i` is
+/// `usage[i]` if `i` is in `member`, `u64::MAX` otherwise. So `min[1]` is
+/// the smallest usage of the members.
 #[derive(Clone, Copy)]
 pub(crate) struct Throttle<const N: usize> {
-    pub(crate) usage: [u64; N],
+    usage: [u64; N],
+    /// The backlogged vGPUs, as the scheduler's set (`Scheduler::set_backlogged`).
+    member: Bitmap,
+    min: [u64; N],
 }
 
 impl<const N: usize> Throttle<N> {
     pub(crate) const fn new() -> Self {
-        Self { usage: [0; N] }
+        Self {
+            usage: [0; N],
+            member: Bitmap::EMPTY,
+            min: [u64::MAX; N],
+        }
     }
 
     /// Weighted usage of `id`.
@@ -37,35 +56,96 @@ impl<const N: usize> Throttle<N> {
         self.usage.get(id).copied().unwrap_or(0)
     }
 
-    /// Smallest usage among `set`.
+    /// Value of tree node `j` (`j >= N`: leaf `j - N`).
+    fn node(&self, j: usize) -> u64 {
+        match j.checked_sub(N) {
+            Some(i) if self.member.get(i) => self.usage(i),
+            Some(_) => u64::MAX,
+            None => self.min.get(j).copied().unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Leaf `id` changed: updates its ancestors. O(log N).
+    fn fix(&mut self, id: usize) {
+        let mut j = id.saturating_add(N) / 2;
+        while j >= 1 {
+            let l = j.saturating_mul(2);
+            let m = self.node(l).min(self.node(l.saturating_add(1)));
+            if let Some(x) = self.min.get_mut(j) {
+                *x = m;
+            }
+            j /= 2;
+        }
+    }
+
+    /// Sets the usage of `id`.
+    pub(crate) fn set_usage(&mut self, id: usize, u: u64) {
+        if let Some(x) = self.usage.get_mut(id) {
+            *x = u;
+            self.fix(id);
+        }
+    }
+
+    /// `id` joins (`on`) or leaves the backlogged set.
+    pub(crate) fn set_member(&mut self, id: usize, on: bool) {
+        if id < N && self.member.get(id) != on {
+            self.member.set(id, on);
+            self.fix(id);
+        }
+    }
+
+    /// Smallest usage among the backlogged vGPUs. O(1).
+    pub(crate) fn min_backlogged(&self) -> Option<u64> {
+        if self.member.is_empty() {
+            None
+        } else if N == 1 {
+            Some(self.usage(0))
+        } else {
+            Some(self.node(1))
+        }
+    }
+
+    /// Checks the tree against the usages and `set`, the backlogged vGPUs.
+    #[cfg(test)]
+    pub(crate) fn check(&self, set: &Bitmap) {
+        assert_eq!(&self.member, set);
+        for j in 1..N {
+            let l = 2 * j;
+            assert_eq!(self.node(j), self.node(l).min(self.node(l + 1)), "node {j}");
+        }
+        assert_eq!(self.min_backlogged(), self.min_of(set));
+    }
+
+    /// Smallest usage among `set`, by scan (the reference of the tests).
+    #[cfg(test)]
     pub(crate) fn min_of(&self, set: &Bitmap) -> Option<u64> {
         set.iter().map(|i| self.usage(i)).min()
     }
 
     /// Charges measured GPU time.
     pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
+        let u = self
+            .usage(id)
+            .saturating_add(mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1))));
         // The scheduler charges only ids it validated (below N).
-        if let Some(u) = self.usage.get_mut(id) {
-            *u = u.saturating_add(mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1))));
-        }
+        self.set_usage(id, u);
     }
 
-    /// `id` becomes backlogged while `others` (not containing `id`) are: the
-    /// zero-usage guard.
-    pub(crate) fn activate(&mut self, id: usize, others: &Bitmap) {
-        let mut o = *others;
-        o.set(id, false);
-        if let Some(m) = self.min_of(&o) {
-            // The scheduler activates only ids it validated (below N).
-            if let Some(u) = self.usage.get_mut(id) {
-                *u = (*u).max(m);
-            }
+    /// `id` becomes backlogged while the others in the set are: the
+    /// zero-usage guard. `id` joins the set.
+    pub(crate) fn activate(&mut self, id: usize) {
+        // The minimum of the others: `id` is not in the set yet.
+        self.set_member(id, false);
+        if let Some(m) = self.min_backlogged() {
+            let u = self.usage(id).max(m);
+            self.set_usage(id, u);
         }
+        self.set_member(id, true);
     }
 
-    /// Usage above which a vGPU waits, for `factor_pct` (200 = 2x).
-    pub(crate) fn limit(&self, backlogged: &Bitmap, factor_pct: u32) -> u64 {
-        match self.min_of(backlogged) {
+    /// Usage above which a vGPU waits, for `factor_pct` (200 = 2x). O(1).
+    pub(crate) fn limit(&self, factor_pct: u32) -> u64 {
+        match self.min_backlogged() {
             Some(m) => mul_div_sat(m, u64::from(factor_pct), 100),
             None => u64::MAX,
         }

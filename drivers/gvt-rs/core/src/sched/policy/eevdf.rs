@@ -9,6 +9,7 @@
 use super::{
     super::{
         anticipate::Hold,
+        bitmap::Bitmap,
         fixed::{
             mul_div_sat,
             vdiff, //
@@ -51,8 +52,10 @@ pub(super) struct EevdfOps;
 /// `max(V, F)`, which forgets service not used while idle): what they are
 /// owed is at most the progress of `V` since they last woke, their share
 /// of one period. The hold lasts until the predicted submission plus the
-/// slack, at most `anticipate_us`. O(N) over the started vGPUs, plus O(N)
-/// for the average when one is in time; nothing when `anticipate_us` is 0.
+/// slack, at most `anticipate_us`. O(p + log n) for the p vGPUs with a
+/// prediction (`Scheduler::predicted`: idle, with a stable think time;
+/// none of the others can be held for), the average only when one is in
+/// time; nothing when `anticipate_us` is 0.
 fn anticipation<const N: usize>(
     s: &Scheduler<N>,
     next: usize,
@@ -63,14 +66,29 @@ fn anticipation<const N: usize>(
     if max == 0 || s.inflight > 0 {
         return None;
     }
+    let hold = anticipation_among(s, &s.started.and(&s.predicted), next, running, now);
+    // The reference: every started vGPU.
+    #[cfg(test)]
+    assert_eq!(hold, anticipation_among(s, &s.started, next, running, now));
+    hold
+}
+
+/// [`anticipation`] among the candidates `set`, in id order.
+fn anticipation_among<const N: usize>(
+    s: &Scheduler<N>,
+    set: &Bitmap,
+    next: usize,
+    running: Option<(usize, u64)>,
+    now: u64,
+) -> Option<Hold> {
+    let max = s.tun.us(Tunable::AnticipateUs);
     let len = s.v.get(next)?.ant.work_ns;
     let reach = now.saturating_add(len.min(max));
     let lim = s.throttle_limit();
     let v = &s.v;
-    let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
     let mut avg: Option<u64> = None;
     let mut best: Option<(u64, Hold)> = None;
-    for id in s.started.iter() {
+    for id in set.iter() {
         let Some(g) = v.get(id) else {
             continue;
         };
@@ -92,7 +110,7 @@ fn anticipation<const N: usize>(
             .saturating_add(g.ant.work_ns);
         let w = u64::from(g.weight.max(1));
         let tag = s.sfq.tag(id).wrapping_add(mul_div_sat(charge, VSCALE, w));
-        let a = *avg.get_or_insert_with(|| s.sfq.average_with(&weight, running));
+        let a = *avg.get_or_insert_with(|| s.sfq.average_with(running));
         if vdiff(tag, a) > 0 {
             continue;
         }
@@ -127,19 +145,18 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     /// in `sfq`'s test, so that vGPUs with equal requests are treated
     /// exactly as by `sfq`). O(N) for the average.
     fn activated(&self, s: &mut Scheduler<N>, id: usize, trip: bool) {
+        let w = s.weight(id);
         if trip {
-            s.sfq.resume(id);
+            s.sfq.resume(id, w);
         } else {
             let rule = wake_rule(s);
-            s.sfq.activate(id, rule);
+            s.sfq.activate(id, rule, w);
         }
         let Some(c) = s.wake_preempt_candidate(id) else {
             return;
         };
-        let v = &s.v;
-        let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
         let slice = s.tun.us(Tunable::SfqSliceUs);
-        let avg = s.sfq.average(&weight);
+        let avg = s.sfq.average();
         if s.sfq.eligible(id, avg)
             && vdiff(s.sfq.deadline(id, slice), s.sfq.deadline(c, slice)) <= 0
         {
@@ -191,6 +208,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
             if let Some(g) = s.v.get_mut(h.id) {
                 g.ant.miss(now.saturating_sub(h.from));
             }
+            s.sync(h.id);
         }
         charge_turn(s, c, now);
     }
@@ -204,12 +222,15 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
         let on = lim != u64::MAX;
         let thr = &s.thr;
         let el = |id: usize| thr.usage(id) <= lim;
-        let v = &s.v;
-        let weight = |i: usize| v.get(i).map_or(1, |g| g.weight);
         let slice = s.tun.us(Tunable::SfqSliceUs);
-        let next = s
-            .sfq
-            .pick_eevdf(&weight, slice, if on { Some(&el) } else { None })?;
+        let next = s.sfq.pick_eevdf(slice, if on { Some(&el) } else { None });
+        #[cfg(test)]
+        assert_eq!(
+            next,
+            s.sfq
+                .pick_eevdf_scan(s.sfq.average_scan(None), if on { Some(&el) } else { None })
+        );
+        let next = next?;
         // The last turn is charged: every tag is up to date.
         let Some(h) = anticipation(s, next, None, now) else {
             return Some(next);

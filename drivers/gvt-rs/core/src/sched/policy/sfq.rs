@@ -30,10 +30,10 @@ pub(super) fn wake_rule<const N: usize>(s: &Scheduler<N>) -> WakeRule {
 pub(super) fn activate_all<const N: usize>(s: &mut Scheduler<N>) {
     let rule = wake_rule(s);
     for id in s.backlogged.iter() {
-        s.sfq.activate(id, rule);
+        s.sfq.activate(id, rule, s.weight(id));
     }
     if let Some(c) = s.current {
-        s.sfq.activate(c, rule);
+        s.sfq.activate(c, rule, s.weight(c));
     }
 }
 
@@ -56,20 +56,14 @@ pub(super) fn turn_charge<const N: usize>(s: &Scheduler<N>, now: u64) -> u64 {
 /// held idle for it.
 pub(super) fn charge_turn<const N: usize>(s: &mut Scheduler<N>, c: usize, now: u64) {
     let l = turn_charge(s, now);
-    let w = s.v.get(c).map_or(1, |g| g.weight);
-    s.sfq.charge(c, l, w);
+    let w = s.weight(c);
     // The vGPU whose turn ended is a validated id (below N).
     if let Some(g) = s.v.get_mut(c) {
         g.charged_ns = g.charged_ns.saturating_add(l);
     }
-    if s.turn_dispatched > 0 {
-        let slice = s.tun.us(Tunable::SfqSliceUs);
-        let more = s.backlogged.get(c);
-        s.sfq.note_turn(c, l, more, slice);
-    }
-    if !s.backlogged.get(c) {
-        s.sfq.deactivate(c);
-    }
+    let more = s.backlogged.get(c);
+    let turn = (s.turn_dispatched > 0).then(|| (l, more, s.tun.us(Tunable::SfqSliceUs)));
+    s.sfq.end_turn(c, l, w, turn, more);
 }
 
 impl<const N: usize> PolicyOps<N> for SfqOps {
@@ -86,7 +80,7 @@ impl<const N: usize> PolicyOps<N> for SfqOps {
     /// running one's) waits for its turn as before.
     fn activated(&self, s: &mut Scheduler<N>, id: usize, _trip: bool) {
         let rule = wake_rule(s);
-        s.sfq.activate(id, rule);
+        s.sfq.activate(id, rule, s.weight(id));
         if let Some(c) = s.wake_preempt_candidate(id) {
             if vdiff(s.sfq.tag(id), s.sfq.tag(c)) <= 0 {
                 s.force = true;
