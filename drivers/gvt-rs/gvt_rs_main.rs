@@ -13,7 +13,7 @@
 use kernel::{
     prelude::*,
     sync::Arc,
-    sysfs::{
+    sysfs::kobject::{
         Attribute,
         AttributeGroup,
         AttributeOperations,

@@ -1,101 +1,128 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! sysfs directories and attributes.
+//! Device attributes: the files of a device in sysfs.
 //!
-//! A [`Dir<T>`] is a directory in sysfs backed by a `struct kobject` that owns a
-//! value of type `T`. Its files are the [`Attribute<T>`]s of a static
-//! [`AttributeGroup<T, N>`], the directory's default group: the kobject core
-//! creates them together with the directory (`kobj_type.default_groups`), so
-//! they exist before user space hears of it (`KOBJ_ADD`).
+//! A driver gives its bound devices files in sysfs as attribute groups in its
+//! `dev_groups`, as C drivers do with `ATTRIBUTE_GROUPS()`: the driver core
+//! creates them once `probe` returned, before the `KOBJ_BIND` uevent tells
+//! user space about the binding, and removes them (waiting for `show` and
+//! `store` calls in progress) before `remove` runs. A file therefore only
+//! exists while the device is bound, and its callbacks get the bound device
+//! ([`Device<Bound>`]) and the driver's data of that device.
 //!
-//! Every attribute carries a `T::Knob`, a value that says what the file is
-//! (which setting or statistic, its unit, its range). `T` implements
-//! [`AttributeOperations`]: one `show` and one `store` for all its files, which
-//! dispatch on the knob, so that a directory is described by one table.
-//! Because they receive a shared reference and may run concurrently on several
-//! CPUs, `T` must be [`Sync`]: mutable state goes behind a lock or in atomics.
+//! * Each file is a [`DeviceAttribute<ID, O, Data>`]: `O` implements
+//!   [`AttributeOperations<ID>`] for the file's `ID`, with `Data` the
+//!   driver's data.
+//! * The [`device_attribute_group!`] macro declares a static
+//!   [`AttributeGroup<Data>`] of such files, named (a subdirectory of the
+//!   device's directory) or not.
+//! * A bus abstraction installs the groups its driver names in the driver's
+//!   `dev_groups` with [`DriverGroups`].
 //!
 //! Files follow the sysfs rules of `Documentation/filesystems/sysfs.rst`: one
-//! value per file, text, at most one page. The parsing helpers in this module
-//! ([`parse_uint`], [`parse_int`], [`parse_bool`], [`match_choice`]) are strict:
+//! value per file, text, at most one page. `show` formats into the page with
+//! [`kernel::str::Formatter`](crate::str::Formatter), or with [`emit`] for one
+//! value, as `sysfs_emit()` does: a page that overflows is an error (`EFBIG`),
+//! not silently truncated. `store` parses with the strict helpers of this
+//! module ([`parse_uint`], [`parse_int`], [`parse_bool`], [`match_choice`]):
 //! they accept one trailing newline (as `echo` writes it) and nothing else
 //! around the value, and return `EINVAL` for malformed input and `ERANGE` for
 //! values that do not fit, so that a store either applies a valid value or
 //! changes nothing.
 //!
-//! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h) and
-//! [`include/linux/kobject.h`](srctree/include/linux/kobject.h).
+//! [`kobject`] has directories backed by a kobject of their own, for what has
+//! no device.
+//!
+//! C headers: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h) and
+//! [`include/linux/device.h`](srctree/include/linux/device.h).
 //!
 //! # Examples
 //!
-//! ```ignore
-//! use core::sync::atomic::{AtomicU32, Ordering};
-//! use kernel::sysfs::{
-//!     self,
-//!     Attribute,
-//!     AttributeGroup,
-//!     AttributeOperations,
-//!     Buffer,
-//!     Dir,
-//!     Input,
-//!     Parent, //
+//! A driver whose data is a `Counter` gives its devices the files
+//! `counter/value` (read-write) and `counter/double` (read-only):
+//!
+//! ```
+//! use core::sync::atomic::{
+//!     AtomicU32,
+//!     Ordering, //
+//! };
+//! use kernel::{
+//!     device::{
+//!         Bound,
+//!         Device, //
+//!     },
+//!     device_attribute_group,
+//!     page::PAGE_SIZE,
+//!     sysfs::{
+//!         self,
+//!         AttributeOperations,
+//!         Input, //
+//!     },
 //! };
 //!
-//! struct Knobs {
-//!     level: AtomicU32,
+//! struct Counter {
+//!     value: AtomicU32,
 //! }
 //!
-//! enum Knob {
-//!     Level,
-//!     Double,
-//! }
+//! const VALUE: u64 = 0;
+//! const DOUBLE: u64 = 1;
 //!
-//! impl AttributeOperations for Knobs {
-//!     type Knob = Knob;
+//! #[vtable]
+//! impl AttributeOperations<VALUE> for Counter {
+//!     type Data = Counter;
 //!
-//!     fn show(&self, knob: &Knob, buf: &mut Buffer<'_>) -> Result {
-//!         let level = self.level.load(Ordering::Relaxed);
-//!         match knob {
-//!             Knob::Level => buf.emit(fmt!("{level}\n")),
-//!             Knob::Double => buf.emit(fmt!("{}\n", 2 * level)),
-//!         }
+//!     fn show(c: &Counter, _dev: &Device<Bound>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+//!         sysfs::emit(page, fmt!("{}\n", c.value.load(Ordering::Relaxed)))
 //!     }
 //!
-//!     fn store(&self, _knob: &Knob, input: &Input<'_>) -> Result {
-//!         // Only `level` is writable.
-//!         let v = sysfs::parse_uint_in::<u32>(input, 0..=10)?;
-//!         self.level.store(v, Ordering::Relaxed);
+//!     fn store(c: &Counter, _dev: &Device<Bound>, input: &Input<'_>) -> Result {
+//!         c.value.store(sysfs::parse_uint_in(input, 0..=10)?, Ordering::Relaxed);
 //!         Ok(())
 //!     }
 //! }
 //!
-//! // The group names itself so that its C structures can point at each other.
-//! static KNOBS: AttributeGroup<Knobs, 2> = AttributeGroup::new(
-//!     &KNOBS,
-//!     [
-//!         Attribute::read_write(c"level", Knob::Level),
-//!         Attribute::read_only(c"double", Knob::Double),
-//!     ],
-//! );
+//! #[vtable]
+//! impl AttributeOperations<DOUBLE> for Counter {
+//!     type Data = Counter;
 //!
-//! // Creates /sys/kernel/knobs/{level,double}.
-//! let knobs = Knobs {
-//!     level: AtomicU32::new(0),
-//! };
-//! let dir = Dir::new(c"knobs", Parent::kernel()?, knobs, &KNOBS)?;
+//!     fn show(c: &Counter, _dev: &Device<Bound>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+//!         sysfs::emit(page, fmt!("{}\n", 2 * c.value.load(Ordering::Relaxed)))
+//!     }
+//! }
+//!
+//! device_attribute_group! {
+//!     /// `counter/value` and `counter/double`.
+//!     static COUNTER_GROUP: AttributeGroup<Counter> = {
+//!         name: c"counter",
+//!         operations: Counter,
+//!         attributes: [
+//!             value: VALUE => sysfs::RW,
+//!             double: DOUBLE => sysfs::RO,
+//!         ],
+//!     };
+//! }
 //! ```
+//!
+//! A bus abstraction's driver trait then takes the groups, for example
+//! [`mdev::Driver::DEVICE_GROUPS`](crate::mdev::Driver::DEVICE_GROUPS):
+//! `const DEVICE_GROUPS: &'static [&'static AttributeGroup<Counter>] = &[&COUNTER_GROUP];`.
+
+pub mod kobject;
 
 use crate::{
     alloc::{
         flags::GFP_KERNEL,
-        KBox, //
+        KVec, //
     },
     bindings,
-    container_of,
+    device::{
+        Bound,
+        Device, //
+    },
     error::{
         to_result,
-        Error,
-        Result, //
+        Result,
+        VTABLE_DEFAULT_ERROR, //
     },
     ffi::{
         c_char,
@@ -104,222 +131,396 @@ use crate::{
     fmt,
     page::PAGE_SIZE,
     prelude::*,
-    str::CStr,
+    str::{
+        CStr,
+        Formatter, //
+    },
     types::Opaque, //
 };
 use core::{
     marker::PhantomData,
-    ops::RangeInclusive,
-    pin::Pin,
-    ptr::NonNull, //
+    ops::RangeInclusive, //
 };
 
-/// How the value of a [`Dir`] shows and stores its files.
+/// Mode of a file everyone may read (C's `DEVICE_ATTR_RO()`).
+pub const RO: u16 = 0o444;
+/// Mode of a file only root may read (`DEVICE_ATTR_ADMIN_RO()`), for what
+/// other users must not see.
+pub const ADMIN_RO: u16 = 0o400;
+/// Mode of a file everyone may read and root may write (`DEVICE_ATTR_RW()`).
+pub const RW: u16 = 0o644;
+/// Mode of a file only root may write and nobody may read
+/// (`DEVICE_ATTR_WO()`), for actions.
+pub const WO: u16 = 0o200;
+
+/// The operations of the device attribute `ID`.
 ///
-/// One implementation serves every file of the directory: each [`Attribute`]
-/// carries a [`Knob`](AttributeOperations::Knob) that says which file it is,
-/// and both functions dispatch on it.
-pub trait AttributeOperations: Send + Sync + Sized {
-    /// What an attribute says about its file: which setting or statistic it
-    /// shows, its unit, its range.
-    type Knob: Sync;
+/// Implement it once for each attribute of a group, the constant `ID` telling
+/// the attributes apart (as with [`crate::configfs::AttributeOperations`]);
+/// the [`device_attribute_group!`] macro gives each file its `ID`. `show` and
+/// `store` may run concurrently on several CPUs, and with the driver's other
+/// code: `Data` is [`Sync`], and mutable state is behind a lock or in atomics.
+#[vtable]
+pub trait AttributeOperations<const ID: u64 = 0> {
+    /// The driver's data of the bound device.
+    type Data: Sync;
 
-    /// Writes the contents of the file `knob` into `buf`; an error is returned
-    /// to the reader. Called only for readable attributes.
-    fn show(&self, knob: &Self::Knob, buf: &mut Buffer<'_>) -> Result;
+    /// Writes the file's contents into `page` and returns their length, which
+    /// must be below [`PAGE_SIZE`]; an error is returned to the reader.
+    fn show(data: &Self::Data, dev: &Device<Bound>, page: &mut [u8; PAGE_SIZE]) -> Result<usize>;
 
-    /// Applies what was written to the file `knob`; an error is returned to
-    /// the writer and must leave the state unchanged. Called only for
-    /// writable attributes; the default refuses with `EIO`.
-    fn store(&self, _knob: &Self::Knob, _input: &Input<'_>) -> Result {
-        Err(EIO)
+    /// Applies what was written to the file; an error is returned to the
+    /// writer and must leave the state unchanged. Required for a writable
+    /// file.
+    fn store(_data: &Self::Data, _dev: &Device<Bound>, _input: &Input<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
 
-/// A file of a [`Dir<T>`]: its name, its mode and the knob `T` dispatches on.
+/// A file of the devices of a driver whose data is `Data`: a C
+/// `struct device_attribute` whose `show` and `store` call `O`'s.
 ///
-/// Attributes live in an [`AttributeGroup`] declared as a `static`: sysfs keeps
-/// pointers to them while the files exist, and lockdep requires their lock
-/// class key to be in static storage.
+/// Attributes live in `static`s, declared by [`device_attribute_group!`]:
+/// sysfs keeps pointers to them while the files exist, and lockdep requires
+/// their lock class key to be in static storage.
 ///
 /// # Invariants
 ///
-/// `attr` is a valid `struct attribute` whose `name` points to a `'static`
-/// NUL-terminated string; `readable` and `writable` say what its mode allows.
-#[repr(C)]
-pub struct Attribute<T: AttributeOperations> {
-    attr: Opaque<bindings::attribute>,
-    readable: bool,
-    writable: bool,
-    knob: T::Knob,
+/// `attr` is a valid `struct device_attribute` whose name is a `'static`
+/// NUL-terminated string, whose `show` is [`Self::show`], and whose `store`
+/// is [`Self::store`] if its mode lets someone write and NULL otherwise.
+#[repr(transparent)]
+pub struct DeviceAttribute<const ID: u64, O, Data> {
+    attr: Opaque<bindings::device_attribute>,
+    _p: PhantomData<fn() -> (O, Data)>,
 }
 
-// SAFETY: sysfs only reads the `Opaque` part, and Rust code never accesses it
-// after construction; the knob is `Sync`.
-unsafe impl<T: AttributeOperations> Sync for Attribute<T> {}
+// SAFETY: sysfs only reads the attribute, and Rust code never accesses it
+// after construction.
+unsafe impl<const ID: u64, O, Data> Sync for DeviceAttribute<ID, O, Data> {}
 
-impl<T: AttributeOperations> Attribute<T> {
-    const fn new(name: &'static CStr, mode: u16, knob: T::Knob) -> Self {
-        // The fields other than `name` and `mode` exist only with
-        // CONFIG_DEBUG_LOCK_ALLOC (lockdep's key and static key) and are valid
-        // zeroed: a NULL key makes sysfs use the static key. Starting from a
-        // zeroed value and assigning the two fields builds the same attribute
-        // in both configurations.
-        let mut attr: bindings::attribute = pin_init::zeroed();
-        attr.name = crate::str::as_char_ptr_in_const_context(name);
-        attr.mode = mode;
-        // INVARIANT: `name` is `'static` and NUL-terminated; the flags are
-        // read from the mode.
+impl<const ID: u64, O, Data> DeviceAttribute<ID, O, Data>
+where
+    O: AttributeOperations<ID, Data = Data>,
+    Data: Sync,
+{
+    /// The file `name` with the permissions `mode` ([`RO`], [`ADMIN_RO`],
+    /// [`RW`], [`WO`]). A mode that lets someone write needs
+    /// [`AttributeOperations::store`]; declaring one without it does not
+    /// build.
+    pub const fn new(name: &'static CStr, mode: u16) -> Self {
+        let writable = mode & 0o222 != 0;
+        assert!(
+            !writable || O::HAS_STORE,
+            "a writable device attribute needs AttributeOperations::store"
+        );
+        // The fields other than these exist only with CONFIG_DEBUG_LOCK_ALLOC
+        // (lockdep's key and static key) and are valid zeroed: a NULL key
+        // makes sysfs use the static key.
+        let mut attr: bindings::device_attribute = pin_init::zeroed();
+        attr.attr.name = crate::str::as_char_ptr_in_const_context(name);
+        attr.attr.mode = mode;
+        attr.__bindgen_anon_1.show = Some(Self::show);
+        if writable {
+            attr.__bindgen_anon_2.store = Some(Self::store);
+        }
+        // INVARIANT: Set above.
         Self {
             attr: Opaque::new(attr),
-            readable: mode & 0o444 != 0,
-            writable: mode & 0o222 != 0,
-            knob,
+            _p: PhantomData,
         }
     }
 
-    /// A file readable by everyone (mode 0444).
-    pub const fn read_only(name: &'static CStr, knob: T::Knob) -> Self {
-        Self::new(name, 0o444, knob)
+    /// The C `struct attribute` of this file, for an [`AttributeList`].
+    pub const fn as_attribute(&'static self) -> *mut bindings::attribute {
+        // CAST: `attr` is the first field of the `repr(C)` `device_attribute`.
+        self.attr.get().cast()
     }
 
-    /// A file only root may read (mode 0400, C's `DEVICE_ATTR_ADMIN_RO`),
-    /// for what other users must not see.
-    pub const fn admin_read_only(name: &'static CStr, knob: T::Knob) -> Self {
-        Self::new(name, 0o400, knob)
-    }
-
-    /// A file readable by everyone and writable by root (mode 0644).
-    pub const fn read_write(name: &'static CStr, knob: T::Knob) -> Self {
-        Self::new(name, 0o644, knob)
-    }
-
-    /// A file only root may write and nobody may read (mode 0200), for actions.
-    pub const fn write_only(name: &'static CStr, knob: T::Knob) -> Self {
-        Self::new(name, 0o200, knob)
-    }
-
-    /// The knob this file shows.
-    pub fn knob(&self) -> &T::Knob {
-        &self.knob
-    }
-
+    /// The driver's data of a device whose groups include this attribute.
+    ///
     /// # Safety
     ///
-    /// `attr` must be the `attr` field of an `Attribute<T>` that lives for `'a`.
-    unsafe fn from_raw<'a>(attr: *mut bindings::attribute) -> &'a Self {
-        let attr = Opaque::cast_from(attr).cast_mut();
-        // SAFETY: By the safety requirements, `attr` is embedded in an
-        // `Attribute<T>` that lives for `'a`.
-        unsafe { &*container_of!(attr, Self, attr) }
+    /// `dev` is valid and bound for `'a`, and its driver data is a `Data`
+    /// (or NULL) for `'a`.
+    unsafe fn data<'a>(dev: *mut bindings::device) -> Option<(&'a Device<Bound>, &'a Data)> {
+        // SAFETY: By the safety requirements `dev` is valid for `'a`.
+        let dev: &Device = unsafe { Device::from_raw(dev) };
+        // SAFETY: By the safety requirements `dev` is bound for `'a`.
+        let dev = unsafe { dev.as_bound() };
+        // SAFETY: `dev` is valid.
+        let data = unsafe { bindings::dev_get_drvdata(dev.as_raw()) };
+        // SAFETY: By the safety requirements a non-NULL driver data is a
+        // `Data` that lives for `'a`; it is only shared (`Data: Sync`).
+        let data = unsafe { data.cast::<Data>().as_ref() }?;
+        Some((dev, data))
+    }
+
+    /// `device_attribute::show`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the driver core for a device that has this attribute as a
+    /// file of one of its driver's `dev_groups` ([`DriverGroups`]), so that
+    /// the device is bound and its driver data is a `Data` during the call;
+    /// `buf` is a page that nothing else uses during the call.
+    unsafe extern "C" fn show(
+        dev: *mut bindings::device,
+        _attr: *mut bindings::device_attribute,
+        buf: *mut c_char,
+    ) -> isize {
+        // SAFETY: The driver core removes the groups of `dev_groups`, waiting
+        // for the callbacks in progress, before the driver's `remove` and
+        // before it unbinds the device; `DriverGroups` is only installed for
+        // drivers whose driver data is a `Data` while the device is bound.
+        let Some((dev, data)) = (unsafe { Self::data(dev) }) else {
+            return ENODEV.to_errno() as isize;
+        };
+        // SAFETY: sysfs passes a zeroed buffer of `PAGE_SIZE` bytes that
+        // nothing else accesses during the call.
+        let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
+        match O::show(data, dev, page) {
+            // Below a page, so far below `isize::MAX`.
+            Ok(n) if n < PAGE_SIZE => n as isize,
+            Ok(_) => EFBIG.to_errno() as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// `device_attribute::store`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the driver core as `show`, with `count` readable bytes at
+    /// `buf` followed by a NUL byte.
+    unsafe extern "C" fn store(
+        dev: *mut bindings::device,
+        _attr: *mut bindings::device_attribute,
+        buf: *const c_char,
+        count: usize,
+    ) -> isize {
+        // SAFETY: As in `show`.
+        let Some((dev, data)) = (unsafe { Self::data(dev) }) else {
+            return ENODEV.to_errno() as isize;
+        };
+        // SAFETY: sysfs passes `count` bytes (at most a page) and a NUL after
+        // them (`kernfs_fop_write_iter()` allocates one more byte for it).
+        let input = unsafe { Input::from_raw(buf, count) };
+        match O::store(data, dev, &input) {
+            // `count` is at most a page.
+            Ok(()) => count as isize,
+            Err(e) => e.to_errno() as isize,
+        }
     }
 }
 
-/// The NULL-terminated pointer array of `attribute_group.attrs`.
+/// The NULL-terminated array of `attribute_group.attrs`: the files of an
+/// [`AttributeGroup<Data>`]. Built by [`device_attribute_group!`].
+///
+/// # Invariants
+///
+/// Every pointer of `attrs` is the attribute of a `'static`
+/// [`DeviceAttribute<_, _, Data>`], and `end` is NULL.
 #[repr(C)]
-struct AttributePointers<const N: usize> {
+pub struct AttributeList<Data, const N: usize> {
     attrs: [*mut bindings::attribute; N],
     // `repr(C)` places the terminator right after the array.
     end: *mut bindings::attribute,
+    _p: PhantomData<fn() -> Data>,
 }
 
-/// A static table of attributes: a `struct attribute_group` and the
-/// `struct kobj_type` of the directories that have it as default group.
-///
-/// A group names itself in its initializer, so that the C structures it holds
-/// can point at each other:
-///
-/// ```ignore
-/// static FILES: AttributeGroup<Knobs, 2> = AttributeGroup::new(
-///     &FILES,
-///     [
-///         Attribute::read_write(c"level", Knob::Level),
-///         Attribute::read_only(c"double", Knob::Double),
-///     ],
-/// );
-/// ```
+// SAFETY: The pointers point to `'static` attributes, which are `Sync`, and
+// nothing writes them.
+unsafe impl<Data, const N: usize> Sync for AttributeList<Data, N> {}
+
+impl<Data, const N: usize> AttributeList<Data, N> {
+    /// The list of `attrs`.
+    ///
+    /// # Safety
+    ///
+    /// Every pointer of `attrs` is the [`DeviceAttribute::as_attribute`] of a
+    /// `'static` [`DeviceAttribute<_, _, Data>`].
+    #[doc(hidden)]
+    pub const unsafe fn new(attrs: [*mut bindings::attribute; N]) -> Self {
+        // INVARIANT: By the safety requirements, with the terminator.
+        Self {
+            attrs,
+            end: core::ptr::null_mut(),
+            _p: PhantomData,
+        }
+    }
+}
+
+/// A group of files of the devices of a driver whose data is `Data`: a C
+/// `struct attribute_group`. Declared by [`device_attribute_group!`] and
+/// installed by a bus abstraction in its driver's `dev_groups`
+/// ([`DriverGroups`]).
 ///
 /// # Invariants
 ///
-/// `ptrs` points to the `attr` of every element of `files` and ends with NULL;
-/// `group` is an attribute group whose `attrs` is `ptrs`; `groups` is `group`
-/// followed by NULL; `ktype` releases with `release_allocation`, has `ops`
-/// (`Inner::<T>::show` and `store`) and `groups` as its default groups. All of
-/// these belong to the same `'static` `AttributeGroup<T, N>`, which need not
-/// be `self` (see [`AttributeGroup::new`]).
-#[repr(C)]
-pub struct AttributeGroup<T: AttributeOperations, const N: usize> {
-    files: [Attribute<T>; N],
-    ptrs: AttributePointers<N>,
+/// `group` is a valid attribute group whose `attrs` is a `'static`
+/// [`AttributeList<Data, _>`] and whose name, if any, is a `'static`
+/// NUL-terminated string.
+#[repr(transparent)]
+pub struct AttributeGroup<Data> {
     group: Opaque<bindings::attribute_group>,
-    groups: [*const bindings::attribute_group; 2],
-    ops: bindings::sysfs_ops,
-    ktype: Opaque<bindings::kobj_type>,
+    _p: PhantomData<fn() -> Data>,
 }
 
-// SAFETY: The raw pointers point to `'static` data that nothing writes after
-// initialisation; the attributes are `Sync`.
-unsafe impl<T: AttributeOperations, const N: usize> Sync for AttributeGroup<T, N> {}
+// SAFETY: Nothing writes the group after construction, and what it points to
+// is `Sync`.
+unsafe impl<Data> Sync for AttributeGroup<Data> {}
 
-impl<T: AttributeOperations, const N: usize> AttributeGroup<T, N> {
-    /// The default group of a directory: the files appear in the directory.
-    ///
-    /// `this` is the `static` being initialised. Passing another group of the
-    /// same type makes a group that shows that one's files.
-    pub const fn new(this: &'static Self, files: [Attribute<T>; N]) -> Self {
-        Self::build(this, core::ptr::null(), files)
-    }
-
-    /// A named group: the files appear in the subdirectory `name`, as with a
-    /// named group in a device's `dev_groups`. `this` as for
-    /// [`AttributeGroup::new`].
-    pub const fn named(this: &'static Self, name: &'static CStr, files: [Attribute<T>; N]) -> Self {
-        Self::build(this, crate::str::as_char_ptr_in_const_context(name), files)
-    }
-
-    const fn build(this: &'static Self, name: *const c_char, files: [Attribute<T>; N]) -> Self {
-        // Only addresses of `this` are taken: it may be the static being
-        // initialised, which cannot be read yet.
-        let mut attrs = [core::ptr::null_mut(); N];
-        let mut i = 0;
-        while i < N {
-            attrs[i] = this.files[i].attr.get();
-            i += 1;
-        }
+impl<Data> AttributeGroup<Data> {
+    /// The group of the files `attrs`: in the device's directory, or in its
+    /// subdirectory `name`.
+    pub const fn new<const N: usize>(
+        name: Option<&'static CStr>,
+        attrs: &'static AttributeList<Data, N>,
+    ) -> Self {
         let mut group: bindings::attribute_group = pin_init::zeroed();
-        group.name = name;
-        group.__bindgen_anon_2.attrs = (&raw const this.ptrs)
+        if let Some(name) = name {
+            group.name = crate::str::as_char_ptr_in_const_context(name);
+        }
+        group.__bindgen_anon_2.attrs = (&raw const attrs.attrs)
             .cast::<*mut bindings::attribute>()
             .cast_mut();
-        let mut ktype: bindings::kobj_type = pin_init::zeroed();
-        // Unused: a `Dir` switches its kobject to `RELEASED` before it lets go.
-        ktype.release = Some(release_allocation);
-        ktype.sysfs_ops = &raw const this.ops;
-        ktype.default_groups = (&raw const this.groups)
-            .cast::<*const bindings::attribute_group>()
-            .cast_mut();
-        // INVARIANT: Every pointer above leads into `this`, a `'static` group
-        // of this type built by this function.
+        // INVARIANT: Set above.
         Self {
-            files,
-            ptrs: AttributePointers {
-                attrs,
-                end: core::ptr::null_mut(),
-            },
             group: Opaque::new(group),
-            groups: [this.group.get().cast_const(), core::ptr::null()],
-            ops: bindings::sysfs_ops {
-                show: Some(Inner::<T>::show),
-                store: Some(Inner::<T>::store),
-            },
-            ktype: Opaque::new(ktype),
+            _p: PhantomData,
         }
     }
 
-    /// The attributes of this group.
-    pub fn files(&self) -> &[Attribute<T>; N] {
-        &self.files
+    fn as_raw(&self) -> *const bindings::attribute_group {
+        self.group.get()
     }
+}
+
+/// Declares a static [`AttributeGroup`] of [`DeviceAttribute`]s.
+///
+/// Each line is `name: ID => MODE`: the file `name` (an identifier, which is
+/// also the name of its `static`), the `ID` of its
+/// [`AttributeOperations`] implementation by the `operations` type, and its
+/// mode. `name:` names the group's subdirectory; without it the files are in
+/// the device's directory. See the [module documentation](self).
+#[macro_export]
+macro_rules! device_attribute_group {
+    (
+        $(#[$meta:meta])*
+        $vis:vis static $group:ident: AttributeGroup<$data:ty> = {
+            $(name: $name:expr,)?
+            operations: $ops:ty,
+            attributes: [
+                $($attr:ident: $id:tt => $mode:expr),+ $(,)?
+            ] $(,)?
+        };
+    ) => {
+        $(#[$meta])*
+        $vis static $group: $crate::sysfs::AttributeGroup<$data> = {
+            $(
+                #[allow(non_upper_case_globals)]
+                static $attr: $crate::sysfs::DeviceAttribute<{ $id }, $ops, $data> =
+                    $crate::sysfs::DeviceAttribute::new(
+                        $crate::c_str!(::core::stringify!($attr)),
+                        $mode,
+                    );
+            )+
+            const N: usize = [$(::core::stringify!($attr)),+].len();
+            static ATTRS: $crate::sysfs::AttributeList<$data, N> =
+                // SAFETY: Each pointer is the attribute of a `static`
+                // `DeviceAttribute<_, _, $data>` above.
+                unsafe { $crate::sysfs::AttributeList::new([$($attr.as_attribute()),+]) };
+            $crate::sysfs::AttributeGroup::new(
+                $crate::device_attribute_group!(@name $($name)?),
+                &ATTRS,
+            )
+        };
+    };
+    (@name $name:expr) => {
+        ::core::option::Option::Some($name)
+    };
+    (@name) => {
+        ::core::option::Option::None
+    };
+}
+
+/// The groups of a driver's `dev_groups`, for a bus abstraction: a
+/// NULL-terminated array of [`AttributeGroup<Data>`]s.
+///
+/// # Invariants
+///
+/// `ptrs` is empty or holds the C groups of `'static` `AttributeGroup<Data>`s
+/// followed by NULL.
+pub struct DriverGroups<Data> {
+    ptrs: KVec<*const bindings::attribute_group>,
+    _p: PhantomData<fn() -> Data>,
+}
+
+// SAFETY: The pointers point to `'static` groups, which are `Sync`.
+unsafe impl<Data> Send for DriverGroups<Data> {}
+
+// SAFETY: As for `Send`; nothing writes through a shared reference.
+unsafe impl<Data> Sync for DriverGroups<Data> {}
+
+impl<Data> DriverGroups<Data> {
+    /// The array of `groups`.
+    pub fn new(groups: &[&'static AttributeGroup<Data>]) -> Result<Self> {
+        let mut ptrs = KVec::new();
+        if !groups.is_empty() {
+            ptrs.reserve(groups.len() + 1, GFP_KERNEL)?;
+            for g in groups {
+                ptrs.push(g.as_raw(), GFP_KERNEL)?;
+            }
+            ptrs.push(core::ptr::null(), GFP_KERNEL)?;
+        }
+        // INVARIANT: Built above.
+        Ok(Self {
+            ptrs,
+            _p: PhantomData,
+        })
+    }
+
+    /// The value of `device_driver.dev_groups`: NULL without groups.
+    ///
+    /// A bus abstraction installs it only in a driver whose bound devices'
+    /// driver data is a `Data` from before their `probe` returns until after
+    /// their `remove` was called (the driver core adds the groups between
+    /// the two), and keeps `self` until the driver is unregistered.
+    pub fn as_raw(&self) -> *const *const bindings::attribute_group {
+        if self.ptrs.is_empty() {
+            core::ptr::null()
+        } else {
+            self.ptrs.as_ptr()
+        }
+    }
+}
+
+/// Formats `args` into `page` as `sysfs_emit()` does, and returns the length:
+/// `EFBIG` if it does not fit.
+pub fn emit(page: &mut [u8; PAGE_SIZE], args: fmt::Arguments<'_>) -> Result<usize> {
+    let mut f = Formatter::new(&mut page[..PAGE_SIZE - 1]);
+    fmt::Write::write_fmt(&mut f, args).map_err(|_| EFBIG)?;
+    Ok(f.bytes_written())
+}
+
+/// Writes a list of choices with the current one in brackets and a newline,
+/// the format of `/sys/block/*/queue/scheduler`: `a [b] c`.
+pub fn write_choices<S: AsRef<str>>(
+    w: &mut impl fmt::Write,
+    choices: &[S],
+    current: usize,
+) -> Result {
+    for (i, c) in choices.iter().enumerate() {
+        let sep = if i == 0 { "" } else { " " };
+        let r = if i == current {
+            w.write_fmt(fmt!("{sep}[{}]", c.as_ref()))
+        } else {
+            w.write_fmt(fmt!("{sep}{}", c.as_ref()))
+        };
+        r.map_err(|_| EFBIG)?;
+    }
+    w.write_str("\n").map_err(|_| EFBIG)
 }
 
 /// The bytes written to a sysfs file.
@@ -360,376 +561,29 @@ impl<'a> Input<'a> {
     }
 }
 
+impl Input<'_> {
+    /// The input of a store: `count` bytes at `buf`.
+    ///
+    /// # Safety
+    ///
+    /// `buf` points to `count` bytes followed by a NUL byte, all readable and
+    /// unchanged for `'a`, as sysfs passes them to a store
+    /// (`kernfs_fop_write_iter()` allocates one byte more for the NUL).
+    pub(crate) unsafe fn from_raw<'a>(buf: *const c_char, count: usize) -> Input<'a> {
+        // SAFETY: By the safety requirements, `count + 1` bytes are readable
+        // for `'a`; a store gets at most a page, so the sum does not wrap.
+        let bytes_with_nul = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count + 1) };
+        // INVARIANT: The last byte is the NUL sysfs added.
+        Input { bytes_with_nul }
+    }
+}
+
 impl<'a> From<&'a CStr> for Input<'a> {
     fn from(s: &'a CStr) -> Self {
         // INVARIANT: A C string ends with its NUL.
         Self {
             bytes_with_nul: s.to_bytes_with_nul(),
         }
-    }
-}
-
-/// The page a `show` function writes into.
-///
-/// Formatting past the end of the page fails with `EFBIG` instead of
-/// truncating silently, so that an oversized file is a visible bug.
-pub struct Buffer<'a> {
-    page: &'a mut [u8; PAGE_SIZE],
-    len: usize,
-}
-
-impl<'a> Buffer<'a> {
-    /// Wraps an empty page.
-    pub fn new(page: &'a mut [u8; PAGE_SIZE]) -> Self {
-        Self { page, len: 0 }
-    }
-
-    /// Number of bytes written so far.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether nothing was written yet.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The bytes written so far.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.page[..self.len]
-    }
-
-    /// Appends formatted text, as `sysfs_emit_at()` does.
-    ///
-    /// Use it with the [`fmt!`] macro: `buf.emit(fmt!("{}\n", value))`.
-    pub fn emit(&mut self, args: fmt::Arguments<'_>) -> Result {
-        fmt::Write::write_fmt(self, args).map_err(|_| EFBIG)
-    }
-
-    /// Appends a list of choices with the current one in brackets and a
-    /// newline, the format of `/sys/block/*/queue/scheduler`: `a [b] c`.
-    pub fn emit_choices<S: AsRef<str>>(&mut self, choices: &[S], current: usize) -> Result {
-        for (i, c) in choices.iter().enumerate() {
-            let sep = if i == 0 { "" } else { " " };
-            if i == current {
-                self.emit(fmt!("{sep}[{}]", c.as_ref()))?;
-            } else {
-                self.emit(fmt!("{sep}{}", c.as_ref()))?;
-            }
-        }
-        self.emit(fmt!("\n"))
-    }
-}
-
-impl fmt::Write for Buffer<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
-        let dst = self.page.get_mut(self.len..end).ok_or(fmt::Error)?;
-        dst.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-/// Where a [`Dir`] is created.
-///
-/// The lifetime ties the parent's handle to the borrow it came from; the
-/// kobject core additionally keeps the parent alive while a child exists.
-pub struct Parent<'a> {
-    kobj: NonNull<bindings::kobject>,
-    _p: PhantomData<&'a ()>,
-}
-
-impl Parent<'static> {
-    /// `/sys/kernel`.
-    pub fn kernel() -> Result<Self> {
-        // SAFETY: `kernel_kobj` is written once during boot (`ksysfs_init()`)
-        // and only read afterwards.
-        let kobj = unsafe { bindings::kernel_kobj };
-        Ok(Self {
-            kobj: NonNull::new(kobj).ok_or(ENODEV)?,
-            _p: PhantomData,
-        })
-    }
-}
-
-impl<'a> Parent<'a> {
-    /// The directory of a device, for example `/sys/bus/mdev/devices/<uuid>`.
-    pub fn device<Ctx: crate::device::DeviceContext>(dev: &'a crate::device::Device<Ctx>) -> Self {
-        // SAFETY: `dev.as_raw()` is a valid `struct device` for the lifetime
-        // `'a`, so its embedded kobject is too.
-        let kobj = unsafe { &raw mut (*dev.as_raw()).kobj };
-        Self {
-            // SAFETY: A field of a valid object is not NULL.
-            kobj: unsafe { NonNull::new_unchecked(kobj) },
-            _p: PhantomData,
-        }
-    }
-}
-
-/// The allocation behind a [`Dir<T>`]: the kobject and the value it owns.
-///
-/// # Invariants
-///
-/// `kobj` is initialised with the `ktype` of an `AttributeGroup<T, _>` once
-/// [`Dir::new`] called `kobject_init_and_add()`; from then on the allocation is
-/// freed by `release_allocation` when the last reference to `kobj` is dropped,
-/// which [`Inner::let_go`] lets happen after it dropped `data`.
-#[repr(C)]
-#[pin_data]
-struct Inner<T> {
-    #[pin]
-    kobj: Opaque<bindings::kobject>,
-    #[pin]
-    data: T,
-}
-
-impl<T: AttributeOperations> Inner<T> {
-    /// # Safety
-    ///
-    /// `kobj` must be the `kobj` field of a live `Inner<T>`.
-    unsafe fn from_kobj<'b>(kobj: *mut bindings::kobject) -> &'b Self {
-        let kobj = Opaque::cast_from(kobj).cast_mut();
-        // SAFETY: By the safety requirements, `kobj` is embedded in an
-        // `Inner<T>`, which stays alive while sysfs can call into it.
-        unsafe { &*container_of!(kobj, Self, kobj) }
-    }
-
-    /// # Safety
-    ///
-    /// Called by sysfs with a kobject whose type is the `ktype` of an
-    /// `AttributeGroup<T, _>`, one of that group's attributes and a page-sized
-    /// buffer.
-    unsafe extern "C" fn show(
-        kobj: *mut bindings::kobject,
-        attr: *mut bindings::attribute,
-        buf: *mut c_char,
-    ) -> isize {
-        // SAFETY: Only kobjects of such a type reach this function, and
-        // `Dir::new` embeds them all in an `Inner<T>`.
-        let this = unsafe { Self::from_kobj(kobj) };
-        // SAFETY: The type's only group holds `Attribute<T>`s, in a static.
-        let attr = unsafe { Attribute::<T>::from_raw(attr) };
-        if !attr.readable {
-            return EIO.to_errno() as isize;
-        }
-        // SAFETY: sysfs passes a zeroed buffer of `PAGE_SIZE` bytes that nobody
-        // else accesses during the call.
-        let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
-        let mut buffer = Buffer::new(page);
-        match this.data.show(&attr.knob, &mut buffer) {
-            // A page is far below `isize::MAX`.
-            Ok(()) => buffer.len() as isize,
-            Err(e) => e.to_errno() as isize,
-        }
-    }
-
-    /// # Safety
-    ///
-    /// Called by sysfs as `show`, with `count` readable bytes at `buf`
-    /// followed by a NUL byte.
-    unsafe extern "C" fn store(
-        kobj: *mut bindings::kobject,
-        attr: *mut bindings::attribute,
-        buf: *const c_char,
-        count: usize,
-    ) -> isize {
-        // SAFETY: As in `show`.
-        let this = unsafe { Self::from_kobj(kobj) };
-        // SAFETY: As in `show`.
-        let attr = unsafe { Attribute::<T>::from_raw(attr) };
-        if !attr.writable {
-            return EIO.to_errno() as isize;
-        }
-        // SAFETY: sysfs passes `count` bytes (at most a page) and a NUL after
-        // them (`kernfs_fop_write_iter()` allocates one more byte for it).
-        let bytes = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count + 1) };
-        // INVARIANT: `bytes` ends with the NUL sysfs added.
-        let input = Input {
-            bytes_with_nul: bytes,
-        };
-        match this.data.store(&attr.knob, &input) {
-            // `count` is at most a page.
-            Ok(()) => count as isize,
-            Err(e) => e.to_errno() as isize,
-        }
-    }
-
-    /// Drops the value and gives up the caller's reference to the kobject,
-    /// which from then on has the type [`RELEASED`]: whatever holds it
-    /// afterwards (a child directory, a release that
-    /// `CONFIG_DEBUG_KOBJECT_RELEASE` delays) reaches no code or data of the
-    /// module that made it, which may be gone by then.
-    ///
-    /// # Safety
-    ///
-    /// `this` is an `Inner<T>` made by [`Dir::new`], whose kobject is
-    /// initialised and not in sysfs (so no `show` or `store` runs on it);
-    /// nothing uses `data` any more; the caller owns a reference to the
-    /// kobject, which it gives up.
-    unsafe fn let_go(this: *mut Self) {
-        // SAFETY: `data` is initialised and nothing uses it any more.
-        unsafe { core::ptr::drop_in_place(&raw mut (*this).data) };
-        // SAFETY: `this` is valid; `kobj` is a field of it.
-        let kobj = unsafe { Opaque::cast_into(&raw const (*this).kobj) };
-        // INVARIANT: The allocation is freed by `release_allocation`, which
-        // does not drop `data` a second time.
-        // SAFETY: The kobject is initialised and we hold a reference to it.
-        // Outside sysfs, the kobject core reads its type only in the release
-        // that follows the last reference, which our `kobject_put()` orders
-        // after this write.
-        unsafe { (*kobj).ktype = &RELEASED.0 };
-        // SAFETY: We own a reference and give it up.
-        unsafe { bindings::kobject_put(kobj) };
-    }
-}
-
-/// The type of a kobject of a [`Dir`] once the handle let go of it
-/// ([`Inner::let_go`]): it only frees the allocation. Built into the kernel,
-/// not generic, unlike the types of the attribute groups.
-static RELEASED: ReleasedType = ReleasedType({
-    let mut ktype: bindings::kobj_type = pin_init::zeroed();
-    ktype.release = Some(release_allocation);
-    ktype
-});
-
-/// A `kobj_type` in a `static`.
-#[repr(transparent)]
-struct ReleasedType(bindings::kobj_type);
-
-// SAFETY: Nothing writes it, and it points only to a function.
-unsafe impl Sync for ReleasedType {}
-
-/// `kobj_type::release` of [`RELEASED`]: frees the allocation of an `Inner<_>`
-/// whose value was dropped. Not generic, so built into the kernel.
-///
-/// # Safety
-///
-/// Called by the kobject core once, when the last reference to a kobject of
-/// an `Inner<_>` made by [`Dir::new`] is gone, after [`Inner::let_go`] dropped
-/// its value.
-#[inline(never)]
-unsafe extern "C" fn release_allocation(kobj: *mut bindings::kobject) {
-    // SAFETY: The kobject is the first field of the `Inner<_>` (`repr(C)`),
-    // which `KBox` allocated with `kmalloc()`; it has nothing left to drop, and
-    // this is its last user.
-    unsafe { bindings::kfree(kobj.cast()) };
-}
-
-/// A sysfs directory that owns a `T` and shows it through the files of an
-/// [`AttributeGroup<T, N>`].
-///
-/// Dropping the handle removes the directory (waiting for running `show` and
-/// `store` calls to return) and drops the value. The kobject may live on (a
-/// child directory holds a reference to its parent), but nothing of it leads
-/// back into the module that made it, which may be unloaded meanwhile.
-///
-/// # Invariants
-///
-/// `inner` points to an `Inner<T>` whose kobject was added to sysfs, and this
-/// handle owns one reference to that kobject.
-pub struct Dir<T: AttributeOperations> {
-    inner: NonNull<Inner<T>>,
-}
-
-// SAFETY: The handle only gives out `&T`, and `T: Send + Sync`; the kobject
-// functions it calls on drop may run on any thread.
-unsafe impl<T: AttributeOperations> Send for Dir<T> {}
-
-// SAFETY: `&Dir<T>` only gives out `&T`, and `T: Sync`.
-unsafe impl<T: AttributeOperations> Sync for Dir<T> {}
-
-impl<T: AttributeOperations> Dir<T> {
-    /// Creates the directory `name` under `parent` with the files of `files`.
-    ///
-    /// The kobject core creates the files with the directory, before the
-    /// `KOBJ_ADD` uevent, and they may be read before this function returns,
-    /// so `data` must be fully usable when passed in.
-    pub fn new<E, const N: usize>(
-        name: &CStr,
-        parent: Parent<'_>,
-        data: impl PinInit<T, E>,
-        files: &'static AttributeGroup<T, N>,
-    ) -> Result<Self>
-    where
-        Error: From<E>,
-    {
-        let boxed: Pin<KBox<Inner<T>>> = KBox::pin_init::<Error>(
-            try_pin_init!(Inner {
-                kobj: Opaque::zeroed(),
-                data <- data,
-            }),
-            GFP_KERNEL,
-        )?;
-        // SAFETY: The allocation is never moved out of: it is freed in place
-        // by `release_allocation`.
-        let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(boxed) });
-        // SAFETY: `raw` is valid; `kobj` is a field of it.
-        let kobj = unsafe { Opaque::cast_into(&raw const (*raw).kobj) };
-        // By the invariants of `AttributeGroup`, the static type's callbacks
-        // and default group are those of `Inner<T>` and `Attribute<T>`s.
-        // SAFETY: `kobj` is zeroed as `kobject_init_and_add()` requires, the
-        // type is static and matches (above), `parent` is a live kobject, and
-        // "%s" consumes exactly one NUL-terminated string argument.
-        let ret = unsafe {
-            bindings::kobject_init_and_add(
-                kobj,
-                files.ktype.get(),
-                parent.kobj.as_ptr(),
-                c"%s".as_char_ptr(),
-                name.as_char_ptr(),
-            )
-        };
-        if let Err(e) = to_result(ret) {
-            // SAFETY: `kobject_init_and_add()` initialised the kobject even on
-            // failure, outside sysfs; nothing else has `data`; we own the
-            // initial reference.
-            unsafe { Inner::let_go(raw) };
-            return Err(e);
-        }
-        // The files exist now: announce the directory. Outside a kset (as
-        // under /sys/kernel) or under a device, whose kset filters out other
-        // kobjects, no event goes out, which is not an error of the directory.
-        // SAFETY: `kobj` is in sysfs.
-        unsafe { bindings::kobject_uevent(kobj, bindings::kobject_action_KOBJ_ADD) };
-        // INVARIANT: The kobject is in sysfs and we own its initial reference.
-        Ok(Self {
-            // SAFETY: `raw` came from `KBox::into_raw`, so it is not NULL.
-            inner: unsafe { NonNull::new_unchecked(raw) },
-        })
-    }
-
-    /// The value this directory shows.
-    pub fn data(&self) -> &T {
-        // SAFETY: By the type invariant the allocation lives as long as `self`.
-        unsafe { &(*self.inner.as_ptr()).data }
-    }
-
-    /// Use this directory as the parent of another one.
-    pub fn as_parent(&self) -> Parent<'_> {
-        // SAFETY: By the type invariant `inner` is valid.
-        let kobj = unsafe { Opaque::cast_into(&raw const (*self.inner.as_ptr()).kobj) };
-        Parent {
-            // SAFETY: A field of a valid allocation is not NULL.
-            kobj: unsafe { NonNull::new_unchecked(kobj) },
-            _p: PhantomData,
-        }
-    }
-
-    fn kobj(&self) -> *mut bindings::kobject {
-        self.as_parent().kobj.as_ptr()
-    }
-}
-
-impl<T: AttributeOperations> Drop for Dir<T> {
-    fn drop(&mut self) {
-        let kobj = self.kobj();
-        // SAFETY: By the type invariant the kobject is in sysfs. This removes
-        // its files and waits for running `show`/`store` callbacks.
-        unsafe { bindings::kobject_del(kobj) };
-        // SAFETY: The kobject left sysfs above; only this handle gives out
-        // `data`, and it goes; we own a reference (type invariant).
-        unsafe { Inner::let_go(self.inner.as_ptr()) };
     }
 }
 
@@ -826,6 +680,7 @@ pub fn match_choice<S: AsRef<str>>(input: &Input<'_>, choices: &[S]) -> Result<u
 #[macros::kunit_tests(rust_kernel_sysfs)]
 mod tests {
     use super::*;
+    use crate::alloc::KBox;
     use core::sync::atomic::{
         AtomicU32,
         Ordering, //
@@ -896,135 +751,203 @@ mod tests {
         );
     }
 
-    #[test]
-    fn buffer_formats_and_refuses_overflow() -> Result {
-        let mut page = KBox::new([0u8; PAGE_SIZE], GFP_KERNEL)?;
-        let mut buf = Buffer::new(&mut page);
-        buf.emit_choices(&["tbs", "vmcg", "sfq"], 1)?;
-        assert_eq!(buf.as_bytes(), b"tbs [vmcg] sfq\n");
-        let long = [b'x'; PAGE_SIZE];
-        let long = core::str::from_utf8(&long).map_err(|_| EINVAL)?;
-        assert_eq!(buf.emit(fmt!("{long}")), Err(EFBIG));
-        Ok(())
+    struct Counter {
+        value: AtomicU32,
     }
 
-    struct Knobs {
-        level: AtomicU32,
-    }
+    const VALUE: u64 = 0;
+    const DOUBLE: u64 = 1;
 
-    enum Knob {
-        Level,
-        Double,
-    }
+    #[vtable]
+    impl AttributeOperations<VALUE> for Counter {
+        type Data = Counter;
 
-    impl AttributeOperations for Knobs {
-        type Knob = Knob;
-
-        fn show(&self, knob: &Knob, buf: &mut Buffer<'_>) -> Result {
-            let level = self.level.load(Ordering::Relaxed);
-            match knob {
-                Knob::Level => buf.emit(fmt!("{level}\n")),
-                Knob::Double => buf.emit(fmt!("{}\n", 2 * level)),
-            }
+        fn show(c: &Counter, _dev: &Device<Bound>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+            emit(page, fmt!("{}\n", c.value.load(Ordering::Relaxed)))
         }
 
-        fn store(&self, _knob: &Knob, input: &Input<'_>) -> Result {
-            let v = parse_uint_in::<u32>(input, 0..=10)?;
-            self.level.store(v, Ordering::Relaxed);
+        fn store(c: &Counter, _dev: &Device<Bound>, input: &Input<'_>) -> Result {
+            c.value
+                .store(parse_uint_in(input, 0..=10)?, Ordering::Relaxed);
             Ok(())
         }
     }
 
-    static FILES: AttributeGroup<Knobs, 2> = AttributeGroup::new(
-        &FILES,
-        [
-            Attribute::read_write(c"level", Knob::Level),
-            Attribute::read_only(c"double", Knob::Double),
-        ],
-    );
+    #[vtable]
+    impl AttributeOperations<DOUBLE> for Counter {
+        type Data = Counter;
 
-    static NAMED: AttributeGroup<Knobs, 1> = AttributeGroup::named(
-        &NAMED,
-        c"sub",
-        [Attribute::read_only(c"double", Knob::Double)],
-    );
+        fn show(c: &Counter, _dev: &Device<Bound>, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+            emit(page, fmt!("{}\n", 2 * c.value.load(Ordering::Relaxed)))
+        }
+    }
 
-    /// Whether `parent` (a kobject's directory) has an entry `name`.
+    crate::device_attribute_group! {
+        static COUNTER_GROUP: AttributeGroup<Counter> = {
+            name: c"counter",
+            operations: Counter,
+            attributes: [
+                value: VALUE => RW,
+                double: DOUBLE => ADMIN_RO,
+            ],
+        };
+    }
+
+    crate::device_attribute_group! {
+        static UNNAMED: AttributeGroup<Counter> = {
+            operations: Counter,
+            attributes: [double: DOUBLE => RO],
+        };
+    }
+
+    /// The C attributes of `group`, up to its NULL terminator.
+    fn attrs(group: &AttributeGroup<Counter>) -> KVec<*mut bindings::device_attribute> {
+        let mut v = KVec::new();
+        // SAFETY: The group is valid (type invariant).
+        let mut p = unsafe { (*group.as_raw()).__bindgen_anon_2.attrs };
+        // SAFETY: `attrs` is a NULL-terminated array of the attributes of
+        // `DeviceAttribute`s (invariant of `AttributeList`), which are
+        // `device_attribute`s starting with their `attribute`.
+        unsafe {
+            while !(*p).is_null() {
+                if v.push((*p).cast(), GFP_KERNEL).is_err() {
+                    break;
+                }
+                p = p.add(1);
+            }
+        }
+        v
+    }
+
+    /// The name of a group or an attribute.
     ///
     /// # Safety
     ///
-    /// `parent` must be a live kernfs node.
-    unsafe fn has_entry(parent: *mut bindings::kernfs_node, name: &CStr) -> bool {
-        // SAFETY: `parent` is live; `name` is NUL-terminated; no namespace.
-        let kn = unsafe {
-            bindings::kernfs_find_and_get_ns(parent, name.as_char_ptr(), core::ptr::null())
-        };
-        if kn.is_null() {
-            return false;
-        }
-        // SAFETY: `kernfs_find_and_get_ns()` took a reference for us.
-        unsafe { bindings::kernfs_put(kn) };
-        true
+    /// `name` is NULL or a `'static` NUL-terminated string.
+    unsafe fn name(name: *const c_char) -> Option<&'static CStr> {
+        // SAFETY: By the safety requirements.
+        (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
     }
 
-    /// Reads `attr` of `dir` through the directory's sysfs operations.
-    fn read(dir: &Dir<Knobs>, attr: &Attribute<Knobs>, page: &mut [u8; PAGE_SIZE]) -> isize {
+    /// Name, mode and whether it has a `store` of the attribute `a`.
+    fn describe(a: *mut bindings::device_attribute) -> (Option<&'static CStr>, u16, bool) {
+        // SAFETY: The attributes of a group are valid and `'static`.
+        let a = unsafe { &*a };
+        // SAFETY: Their names are `'static` strings.
+        let name = unsafe { name(a.attr.name) };
+        // SAFETY: Both members of the union are function pointers.
+        let store = unsafe { a.__bindgen_anon_2.store }.is_some();
+        (name, a.attr.mode, store)
+    }
+
+    #[test]
+    fn group_tables_are_terminated_and_carry_modes() {
+        // SAFETY: The groups are valid and `'static`, their names too.
+        let (named, unnamed) = unsafe {
+            (
+                name((*COUNTER_GROUP.as_raw()).name),
+                name((*UNNAMED.as_raw()).name),
+            )
+        };
+        assert_eq!(named, Some(c"counter"));
+        assert_eq!(unnamed, None);
+        let a = attrs(&COUNTER_GROUP);
+        assert_eq!(a.len(), 2);
+        assert_eq!(describe(a[0]), (Some(c"value"), 0o644, true));
+        assert_eq!(describe(a[1]), (Some(c"double"), 0o400, false));
+        assert_eq!(attrs(&UNNAMED).len(), 1);
+    }
+
+    #[test]
+    fn driver_groups_are_null_terminated() -> Result {
+        let none = DriverGroups::<Counter>::new(&[])?;
+        assert!(none.as_raw().is_null());
+        let two = DriverGroups::new(&[&COUNTER_GROUP, &UNNAMED])?;
+        let p = two.as_raw();
+        // SAFETY: `p` is an array of three pointers.
+        let (first, second, end) = unsafe { (*p, *p.add(1), *p.add(2)) };
+        assert_eq!(first, COUNTER_GROUP.as_raw());
+        assert_eq!(second, UNNAMED.as_raw());
+        assert!(end.is_null());
+        Ok(())
+    }
+
+    /// Calls the `show` of `attr` for `dev` as the driver core does.
+    fn read(
+        dev: &mut bindings::device,
+        attr: *mut bindings::device_attribute,
+        page: &mut [u8; PAGE_SIZE],
+    ) -> isize {
         page.fill(0);
-        // SAFETY: `dir` is a live directory of `Knobs`, `attr` one of its
-        // attributes, `page` a page nobody else uses.
-        unsafe { Inner::<Knobs>::show(dir.kobj(), attr.attr.get(), page.as_mut_ptr().cast()) }
+        // SAFETY: `attr` is a valid attribute.
+        let show = unsafe { (*attr).__bindgen_anon_1.show };
+        match show {
+            // SAFETY: `dev` has a `Counter` as driver data, which the caller
+            // keeps; `page` is a page nobody else uses.
+            Some(show) => unsafe { show(dev, attr, page.as_mut_ptr().cast()) },
+            None => EIO.to_errno() as isize,
+        }
     }
 
-    /// Writes `input` to `attr` of `dir` through its sysfs operations.
-    fn write(dir: &Dir<Knobs>, attr: &Attribute<Knobs>, input: &CStr) -> isize {
-        let count = input.to_bytes().len();
-        // SAFETY: As in `read`; `input` has `count` bytes and a NUL after them.
-        unsafe { Inner::<Knobs>::store(dir.kobj(), attr.attr.get(), input.as_char_ptr(), count) }
+    /// Calls the `store` of `attr` for `dev` with `input`.
+    fn write(
+        dev: &mut bindings::device,
+        attr: *mut bindings::device_attribute,
+        input: &CStr,
+    ) -> isize {
+        // SAFETY: `attr` is a valid attribute.
+        let store = unsafe { (*attr).__bindgen_anon_2.store };
+        match store {
+            // SAFETY: As in `read`; `input` has its length in bytes and a NUL
+            // after them.
+            Some(store) => unsafe { store(dev, attr, input.as_char_ptr(), input.to_bytes().len()) },
+            None => EIO.to_errno() as isize,
+        }
     }
 
     #[test]
-    fn group_table_is_terminated() {
-        assert_eq!(FILES.ptrs.attrs[0], FILES.files[0].attr.get());
-        assert_eq!(FILES.ptrs.attrs[1], FILES.files[1].attr.get());
-        assert!(FILES.ptrs.end.is_null());
-        assert!(FILES.groups[1].is_null());
-    }
-
-    #[test]
-    fn files_exist_with_the_directory_and_dispatch_on_their_knob() -> Result {
-        let knobs = Knobs {
-            level: AtomicU32::new(3),
-        };
-        let dir = Dir::new(c"rust_kernel_sysfs", Parent::kernel()?, knobs, &FILES)?;
-        // SAFETY: `dir` keeps its kobject, and so its kernfs node, alive.
-        let sd = unsafe { (*dir.kobj()).sd };
-        // SAFETY: `sd` is live.
-        assert!(unsafe { has_entry(sd, c"level") && has_entry(sd, c"double") });
-
-        let mut page = KBox::new([0u8; PAGE_SIZE], GFP_KERNEL)?;
-        let [level, double] = FILES.files();
-        assert_eq!(read(&dir, level, &mut page), 2);
-        assert_eq!(&page[..2], b"3\n");
-        assert_eq!(write(&dir, level, c"7\n"), 2);
-        assert_eq!(read(&dir, double, &mut page), 3);
-        assert_eq!(&page[..3], b"14\n");
-        assert_eq!(write(&dir, level, c"11"), ERANGE.to_errno() as isize);
-        assert_eq!(write(&dir, level, c"x"), EINVAL.to_errno() as isize);
-        assert_eq!(write(&dir, double, c"1"), EIO.to_errno() as isize);
-        assert_eq!(dir.data().level.load(Ordering::Relaxed), 7);
-
-        let sub = Dir::new(
-            c"named",
-            dir.as_parent(),
-            Knobs {
-                level: AtomicU32::new(1),
+    fn callbacks_reach_the_drivers_data() -> Result {
+        let counter = KBox::new(
+            Counter {
+                value: AtomicU32::new(3),
             },
-            &NAMED,
+            GFP_KERNEL,
         )?;
-        // SAFETY: `sub` keeps its kobject alive.
-        let sd = unsafe { (*sub.kobj()).sd };
-        // SAFETY: `sd` is live.
-        assert!(unsafe { has_entry(sd, c"sub") && !has_entry(sd, c"double") });
+        // The callbacks only read the device's driver data: a zeroed device
+        // with one stands for a bound device of the driver.
+        let mut dev = KBox::<bindings::device>::init(pin_init::init_zeroed(), GFP_KERNEL)?;
+        dev.driver_data = core::ptr::from_ref::<Counter>(&counter).cast_mut().cast();
+        let mut page = KBox::new([0u8; PAGE_SIZE], GFP_KERNEL)?;
+        let a = attrs(&COUNTER_GROUP);
+        let (value, double) = (a[0], a[1]);
+        assert_eq!(read(&mut dev, value, &mut page), 2);
+        assert_eq!(&page[..2], b"3\n");
+        assert_eq!(write(&mut dev, value, c"7\n"), 2);
+        assert_eq!(read(&mut dev, double, &mut page), 3);
+        assert_eq!(&page[..3], b"14\n");
+        assert_eq!(write(&mut dev, value, c"11"), ERANGE.to_errno() as isize);
+        assert_eq!(write(&mut dev, value, c"x"), EINVAL.to_errno() as isize);
+        assert_eq!(write(&mut dev, double, c"1"), EIO.to_errno() as isize);
+        assert_eq!(counter.value.load(Ordering::Relaxed), 7);
+        // Without driver data (not bound): no access.
+        dev.driver_data = core::ptr::null_mut();
+        assert_eq!(read(&mut dev, value, &mut page), ENODEV.to_errno() as isize);
+        Ok(())
+    }
+
+    #[test]
+    fn emit_refuses_overflow() -> Result {
+        let mut page = KBox::new([0u8; PAGE_SIZE], GFP_KERNEL)?;
+        assert_eq!(emit(&mut page, fmt!("{}\n", 42)), Ok(3));
+        assert_eq!(&page[..3], b"42\n");
+        let long = [b'x'; PAGE_SIZE - 1];
+        let long = core::str::from_utf8(&long).map_err(|_| EINVAL)?;
+        assert_eq!(emit(&mut page, fmt!("{long}")), Ok(PAGE_SIZE - 1));
+        assert_eq!(emit(&mut page, fmt!("{long}\n")), Err(EFBIG));
+        let mut f = Formatter::new(&mut page[..]);
+        write_choices(&mut f, &["tbs", "vmcg", "sfq"], 1)?;
+        let n = f.bytes_written();
+        assert_eq!(&page[..n], b"tbs [vmcg] sfq\n");
         Ok(())
     }
 }

@@ -44,13 +44,15 @@ use kernel::{
     sync::Arc,
     sysfs::{
         self,
-        Attribute,
-        AttributeGroup,
-        AttributeOperations,
-        Buffer,
-        Dir,
-        Input,
-        Parent, //
+        kobject::{
+            Attribute,
+            AttributeGroup,
+            AttributeOperations,
+            Buffer,
+            Dir,
+            Parent, //
+        },
+        Input, //
     }, //
 };
 

@@ -70,7 +70,7 @@ use kernel::{
         Arc,
         Mutex, //
     },
-    sysfs::{
+    sysfs::kobject::{
         Dir,
         Parent, //
     },

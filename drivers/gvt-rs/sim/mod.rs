@@ -67,7 +67,7 @@ use kernel::{
         Arc,
         Mutex, //
     },
-    sysfs::{
+    sysfs::kobject::{
         Buffer,
         Dir,
         Parent, //

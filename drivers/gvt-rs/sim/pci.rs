@@ -38,7 +38,7 @@ use kernel::{
     pci,
     prelude::*,
     sync::Arc,
-    sysfs::Dir, //
+    sysfs::kobject::Dir, //
 };
 
 /// What a bound PCI function's simulated GPU needs from the module.
