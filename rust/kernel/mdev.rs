@@ -29,6 +29,7 @@ use crate::{
         aref::ARef,
         Arc, //
     },
+    sysfs,
     types::Opaque, //
 };
 use core::marker::PhantomData;
@@ -89,6 +90,11 @@ pub trait Driver: Sized + 'static {
     /// The `device_api` attribute of the types, for example `"vfio-pci"`.
     const DEVICE_API: &'static CStr;
 
+    /// The attribute groups of the driver's devices (`device_driver.dev_groups`): the driver
+    /// core creates their files once [`Driver::probe`] returned and removes them before
+    /// [`Driver::remove`], and their callbacks get the device's [`Driver::Data`].
+    const DEVICE_GROUPS: &'static [&'static sysfs::AttributeGroup<Self::Data>] = &[];
+
     /// A device of type `ty` of `parent` was created.
     fn probe(dev: &Device, parent: &Self::ParentData, ty: usize) -> Result<Self::Data>;
 
@@ -116,11 +122,13 @@ pub trait Driver: Sized + 'static {
 ///
 /// # Invariants
 ///
-/// `drv` is registered with `mdev_register_driver()` until the registration is dropped.
+/// `drv` is registered with `mdev_register_driver()` until the registration is dropped, with
+/// `groups` as its `dev_groups`.
 #[pin_data(PinnedDrop)]
 pub struct DriverRegistration<T: Driver> {
     #[pin]
     drv: Opaque<bindings::mdev_driver>,
+    groups: sysfs::DriverGroups<T::Data>,
     _p: PhantomData<T>,
 }
 
@@ -133,28 +141,39 @@ unsafe impl<T: Driver> Sync for DriverRegistration<T> {}
 impl<T: Driver> DriverRegistration<T> {
     /// Registers the mdev driver.
     pub fn new() -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            drv <- Opaque::try_ffi_init(move |slot: *mut bindings::mdev_driver| {
-                let mut drv: bindings::mdev_driver = pin_init::zeroed();
-                drv.device_api = T::DEVICE_API.as_char_ptr();
-                drv.probe = Some(Adapter::<T>::probe);
-                drv.remove = Some(Adapter::<T>::remove);
-                if T::HAS_AVAILABLE {
-                    drv.get_available = Some(Adapter::<T>::get_available);
-                }
-                if T::HAS_DESCRIPTION {
-                    drv.show_description = Some(Adapter::<T>::show_description);
-                }
-                drv.driver.name = T::NAME.as_char_ptr();
-                drv.driver.owner = this_module::<T::OwnerModule>().as_ptr();
-                // SAFETY: `slot` is valid for writes.
-                unsafe { slot.write(drv) };
-                // SAFETY: `slot` is a filled-in driver that stays pinned until `drop`
-                // unregisters it.
-                // INVARIANT: Registered if this succeeds.
-                to_result(unsafe { bindings::mdev_register_driver(slot) })
-            }),
-            _p: PhantomData,
+        pin_init::pin_init_scope(move || {
+            let groups = sysfs::DriverGroups::new(T::DEVICE_GROUPS)?;
+            // The array is the vector's buffer, which does not move with `groups`.
+            let dev_groups = groups.as_raw();
+            Ok(try_pin_init!(Self {
+                groups,
+                // Last: `groups` is in place when the driver appears.
+                drv <- Opaque::try_ffi_init(move |slot: *mut bindings::mdev_driver| {
+                    let mut drv: bindings::mdev_driver = pin_init::zeroed();
+                    drv.device_api = T::DEVICE_API.as_char_ptr();
+                    drv.probe = Some(Adapter::<T>::probe);
+                    drv.remove = Some(Adapter::<T>::remove);
+                    if T::HAS_AVAILABLE {
+                        drv.get_available = Some(Adapter::<T>::get_available);
+                    }
+                    if T::HAS_DESCRIPTION {
+                        drv.show_description = Some(Adapter::<T>::show_description);
+                    }
+                    drv.driver.name = T::NAME.as_char_ptr();
+                    drv.driver.owner = this_module::<T::OwnerModule>().as_ptr();
+                    // The groups' callbacks read the driver data as a `T::Data`: `probe`
+                    // sets it before it returns, which is before the driver core adds the
+                    // groups, and `remove` takes it back, after the driver core removed them.
+                    drv.driver.dev_groups = dev_groups;
+                    // SAFETY: `slot` is valid for writes.
+                    unsafe { slot.write(drv) };
+                    // INVARIANT: Registered if this succeeds, with `groups`.
+                    // SAFETY: `slot` is a filled-in driver that stays pinned until `drop`
+                    // unregisters it; `groups` lives as long.
+                    to_result(unsafe { bindings::mdev_register_driver(slot) })
+                }),
+                _p: PhantomData,
+            }))
         })
     }
 }
