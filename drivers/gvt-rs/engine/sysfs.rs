@@ -8,11 +8,16 @@
 //!   statistics.
 //!
 //! Documented in `Documentation/ABI/testing/sysfs-kernel-gvt_rs` and
-//! `sysfs-bus-mdev-devices-gvt_rs`. Each directory is one table,
-//! [`GPU_FILES`] and [`VGPU_FILES`]: a line per file with its name, its mode
-//! and the knob it shows; one `show` and one `store` per directory dispatch on
-//! the knob. Stores parse strictly and change nothing on error; ranges are
-//! checked where the values live, in the core.
+//! `sysfs-bus-mdev-devices-gvt_rs`. A GPU's directory is one table,
+//! [`GPU_FILES`]: a line per file with its name, its mode and the knob it
+//! shows; one `show` and one `store` dispatch on the knob. A vGPU's files
+//! are one table too, [`vgpu_files!`], from which a provider whose mdev
+//! driver owns its vGPUs' devices (the simulated GPU) declares the `gvt_rs`
+//! attribute group of its driver's `dev_groups` ([`vgpu_group!`]: each file
+//! a device attribute whose ID is its [`VgpuKnob`]), and the i915 provider,
+//! whose vGPUs' devices are KVMGT's, a kobject directory ([`vgpu_dir`]).
+//! Stores parse strictly and change nothing on error; ranges are checked
+//! where the values live, in the core.
 //!
 //! Who may read what: the figures that move with what tenants do, per vGPU
 //! and GPU-wide (with two tenants, a GPU's count minus one's own is the
@@ -28,8 +33,7 @@ use super::{
 use crate::gvt_core::{
     sched::{
         Policy,
-        Tunable,
-        VgpuStats, //
+        Tunable, //
     },
     slots::{
         AllocatorKind,
@@ -39,7 +43,10 @@ use crate::gvt_core::{
 };
 use core::sync::atomic::Ordering;
 use kernel::{
-    fmt::Display,
+    fmt::{
+        self,
+        Display, //
+    },
     prelude::*,
     sync::Arc,
     sysfs::{
@@ -60,14 +67,6 @@ use kernel::{
 pub struct GpuDir {
     /// The engine shown.
     pub engine: Arc<Engine>,
-}
-
-/// The data behind a vGPU's directory.
-pub struct VgpuDir {
-    /// The engine the vGPU belongs to.
-    pub engine: Arc<Engine>,
-    /// Its id in that engine.
-    pub id: VgpuId,
 }
 
 /// What a file of a GPU's directory is.
@@ -285,8 +284,8 @@ const ALLOC_NAMES: [&str; 5] = [
 ];
 
 /// One value and a newline, the format of every numeric file.
-fn line(buf: &mut Buffer<'_>, v: impl Display) -> Result {
-    buf.emit(fmt!("{v}\n"))
+fn line(w: &mut impl fmt::Write, v: impl Display) -> Result {
+    w.write_fmt(fmt!("{v}\n")).map_err(|_| EFBIG)
 }
 
 /// A vGPU id, or the word for none.
@@ -399,33 +398,29 @@ pub fn gpu_dir(parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
 
 // ---- per vGPU ---------------------------------------------------------------
 
-/// What a file of a vGPU's directory is.
-#[derive(Clone, Copy)]
+/// Mode of a file everyone reads: what the administrator set or the vGPU's
+/// creation fixed.
+pub const RO: u16 = sysfs::RO;
+/// Mode of a setting: everyone reads, root writes.
+pub const RW: u16 = sysfs::RW;
+/// Mode of a figure that shows what a tenant does, which other host users
+/// must not watch: root only ([`tenant_figure`]).
+pub const TENANT: u16 = sysfs::ADMIN_RO;
+
+/// A file of a vGPU's `gvt_rs/` directory. Its value is the file's `ID` in
+/// the attribute group ([`vgpu_files!`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
 pub enum VgpuKnob {
     /// The vGPU's id in its engine.
-    Id,
+    VgpuId,
     /// Its scheduling weight.
     Weight,
     /// The weight of its type.
     TypeWeight,
     /// Its PCI-E bandwidth, MB/s.
     Bandwidth,
-    /// A scheduler statistic.
-    Stat(VgpuStat),
-    /// A figure of its graphics memory slots.
-    Slot(SlotStat),
-    /// Well-formed register accesses its device ignored.
-    IgnoredAccesses,
-    /// Runs of its completions' delivery.
-    DeliveryRuns,
-    /// Host CPU its completions' delivery took, ns.
-    DeliveryCpuNs,
-}
-
-/// A scheduler statistic of a vGPU (a field of [`VgpuStats`]).
-#[derive(Clone, Copy)]
-pub enum VgpuStat {
-    /// `busy_ns`.
+    /// `busy_ns` of its [`VgpuStats`](crate::gvt_core::sched::VgpuStats).
     BusyNs,
     /// `occupied_ns`.
     OccupiedNs,
@@ -469,7 +464,7 @@ pub enum VgpuStat {
     Interactive,
     /// `round_trips`.
     RoundTrips,
-    /// `sfq_charged_ns`: GPU time plus idle time held for the vGPU.
+    /// `charged_ns`: GPU time plus idle time held for the vGPU.
     SfqChargedNs,
     /// `withheld_ns`: GPU time held idle for its turns while others waited.
     WithheldNs,
@@ -483,17 +478,12 @@ pub enum VgpuStat {
     Started,
     /// `gm_mb`.
     GmMb,
-}
-
-/// A figure of a vGPU's graphics memory slots.
-#[derive(Clone, Copy)]
-pub enum SlotStat {
-    /// First slot.
-    Start,
+    /// First graphics memory slot.
+    SlotStart,
     /// Number of slots.
-    Count,
+    SlotCount,
     /// Whether the range is parked, 0 or 1.
-    Parked,
+    SlotParked,
     /// Switch-ins.
     SwitchIns,
     /// High GM slots copied.
@@ -502,149 +492,327 @@ pub enum SlotStat {
     GttEntriesCopied,
     /// Relocations.
     Relocations,
+    /// Well-formed register accesses its device ignored.
+    IgnoredAccesses,
+    /// Runs of its completions' delivery.
+    DeliveryRuns,
+    /// Host CPU its completions' delivery took, ns.
+    DeliveryCpuNs,
 }
 
-/// A scheduler statistic of the vGPU, which shows what its tenant does:
-/// root only.
-const fn vgpu_stat(name: &'static CStr, s: VgpuStat) -> Attribute<VgpuDir> {
-    tenant_figure(name, VgpuKnob::Stat(s))
-}
+impl VgpuKnob {
+    /// Every knob, in the order of their values.
+    pub const ALL: [Self; 43] = [
+        Self::VgpuId,
+        Self::Weight,
+        Self::TypeWeight,
+        Self::Bandwidth,
+        Self::BusyNs,
+        Self::OccupiedNs,
+        Self::ContendedNs,
+        Self::SharePpm,
+        Self::Credits,
+        Self::SliceNs,
+        Self::QueueDepth,
+        Self::Inflight,
+        Self::Submitted,
+        Self::Dispatched,
+        Self::Completed,
+        Self::LatencyAvgNs,
+        Self::LatencyMaxNs,
+        Self::LatencyP50Ns,
+        Self::LatencyP99Ns,
+        Self::CpuNs,
+        Self::Bytes,
+        Self::TbsLeftNs,
+        Self::SfqTagNs,
+        Self::SfqRequestNs,
+        Self::Interactive,
+        Self::RoundTrips,
+        Self::SfqChargedNs,
+        Self::WithheldNs,
+        Self::AnticipateHits,
+        Self::AnticipateMisses,
+        Self::AnticipateHeldNs,
+        Self::Started,
+        Self::GmMb,
+        Self::SlotStart,
+        Self::SlotCount,
+        Self::SlotParked,
+        Self::SwitchIns,
+        Self::SlotsCopied,
+        Self::GttEntriesCopied,
+        Self::Relocations,
+        Self::IgnoredAccesses,
+        Self::DeliveryRuns,
+        Self::DeliveryCpuNs,
+    ];
 
-/// A figure of the vGPU's slots, which moves with what the tenants do (the
-/// switch-ins of the vGPU, the allocators' moves): root only.
-const fn slot_stat(name: &'static CStr, s: SlotStat) -> Attribute<VgpuDir> {
-    tenant_figure(name, VgpuKnob::Slot(s))
-}
+    /// The knob whose value is `id`.
+    pub const fn from_id(id: u64) -> Option<Self> {
+        if id < Self::ALL.len() as u64 {
+            Some(Self::ALL[id as usize])
+        } else {
+            None
+        }
+    }
 
-/// Every file of a vGPU's directory.
-pub static VGPU_FILES: AttributeGroup<VgpuDir, 43> = AttributeGroup::new(
-    &VGPU_FILES,
-    [
-        Attribute::read_only(c"vgpu_id", VgpuKnob::Id),
-        Attribute::read_write(c"weight", VgpuKnob::Weight),
-        Attribute::read_only(c"type_weight", VgpuKnob::TypeWeight),
-        Attribute::read_write(c"pcie_bw_mbps", VgpuKnob::Bandwidth),
-        vgpu_stat(c"busy_ns", VgpuStat::BusyNs),
-        vgpu_stat(c"occupied_ns", VgpuStat::OccupiedNs),
-        vgpu_stat(c"contended_ns", VgpuStat::ContendedNs),
-        vgpu_stat(c"share_ppm", VgpuStat::SharePpm),
-        vgpu_stat(c"credits", VgpuStat::Credits),
-        vgpu_stat(c"slice_ns", VgpuStat::SliceNs),
-        vgpu_stat(c"queue_depth", VgpuStat::QueueDepth),
-        vgpu_stat(c"inflight", VgpuStat::Inflight),
-        vgpu_stat(c"submitted", VgpuStat::Submitted),
-        vgpu_stat(c"dispatched", VgpuStat::Dispatched),
-        vgpu_stat(c"completed", VgpuStat::Completed),
-        vgpu_stat(c"latency_avg_ns", VgpuStat::LatencyAvgNs),
-        vgpu_stat(c"latency_max_ns", VgpuStat::LatencyMaxNs),
-        vgpu_stat(c"latency_p50_ns", VgpuStat::LatencyP50Ns),
-        vgpu_stat(c"latency_p99_ns", VgpuStat::LatencyP99Ns),
-        vgpu_stat(c"cpu_ns", VgpuStat::CpuNs),
-        vgpu_stat(c"bytes", VgpuStat::Bytes),
-        vgpu_stat(c"tbs_left_ns", VgpuStat::TbsLeftNs),
-        vgpu_stat(c"sfq_tag_ns", VgpuStat::SfqTagNs),
-        vgpu_stat(c"sfq_request_ns", VgpuStat::SfqRequestNs),
-        vgpu_stat(c"interactive", VgpuStat::Interactive),
-        vgpu_stat(c"round_trips", VgpuStat::RoundTrips),
-        vgpu_stat(c"sfq_charged_ns", VgpuStat::SfqChargedNs),
-        vgpu_stat(c"withheld_ns", VgpuStat::WithheldNs),
-        vgpu_stat(c"anticipate_hits", VgpuStat::AnticipateHits),
-        vgpu_stat(c"anticipate_misses", VgpuStat::AnticipateMisses),
-        vgpu_stat(c"anticipate_held_ns", VgpuStat::AnticipateHeldNs),
-        vgpu_stat(c"started", VgpuStat::Started),
-        // Fixed by the vGPU's type: everyone's.
-        Attribute::read_only(c"gm_mb", VgpuKnob::Stat(VgpuStat::GmMb)),
-        slot_stat(c"slot_start", SlotStat::Start),
-        Attribute::read_only(c"slot_count", VgpuKnob::Slot(SlotStat::Count)),
-        slot_stat(c"slot_parked", SlotStat::Parked),
-        slot_stat(c"switch_ins", SlotStat::SwitchIns),
-        slot_stat(c"slots_copied", SlotStat::SlotsCopied),
-        slot_stat(c"gtt_entries_copied", SlotStat::GttEntriesCopied),
-        slot_stat(c"relocations", SlotStat::Relocations),
-        tenant_figure(c"ignored_accesses", VgpuKnob::IgnoredAccesses),
-        tenant_figure(c"delivery_runs", VgpuKnob::DeliveryRuns),
-        tenant_figure(c"delivery_cpu_ns", VgpuKnob::DeliveryCpuNs),
-    ],
-);
-
-impl VgpuStat {
-    fn show(self, s: &VgpuStats, buf: &mut Buffer<'_>) -> Result {
+    /// Writes the file's value and a newline into `w`.
+    pub fn show(self, e: &Engine, id: VgpuId, w: &mut impl fmt::Write) -> Result {
         match self {
-            Self::BusyNs => line(buf, s.busy_ns),
-            Self::OccupiedNs => line(buf, s.occupied_ns),
-            Self::ContendedNs => line(buf, s.contended_ns),
-            Self::SharePpm => line(buf, s.share_ppm),
-            Self::Credits => line(buf, s.credits),
-            Self::SliceNs => line(buf, s.slice_ns),
-            Self::QueueDepth => line(buf, s.queue_depth),
-            Self::Inflight => line(buf, s.inflight),
-            Self::Submitted => line(buf, s.submitted),
-            Self::Dispatched => line(buf, s.dispatched),
-            Self::Completed => line(buf, s.completed),
-            Self::LatencyAvgNs => line(buf, s.latency_avg_ns),
-            Self::LatencyMaxNs => line(buf, s.latency_max_ns),
-            Self::LatencyP50Ns => line(buf, s.latency_p50_ns),
-            Self::LatencyP99Ns => line(buf, s.latency_p99_ns),
-            Self::CpuNs => line(buf, s.cpu_ns),
-            Self::Bytes => line(buf, s.bytes),
-            Self::TbsLeftNs => line(buf, s.left_ts_ns),
-            Self::SfqTagNs => line(buf, s.vtag_ns),
-            Self::SfqRequestNs => line(buf, s.request_ns),
-            Self::Interactive => line(buf, u8::from(s.interactive)),
-            Self::RoundTrips => line(buf, s.round_trips),
-            Self::SfqChargedNs => line(buf, s.charged_ns),
-            Self::WithheldNs => line(buf, s.withheld_ns),
-            Self::AnticipateHits => line(buf, s.anticipate_hits),
-            Self::AnticipateMisses => line(buf, s.anticipate_misses),
-            Self::AnticipateHeldNs => line(buf, s.anticipate_held_ns),
-            Self::Started => line(buf, u8::from(s.started)),
-            Self::GmMb => line(buf, s.gm_mb),
-        }
-    }
-}
-
-impl AttributeOperations for VgpuDir {
-    type Knob = VgpuKnob;
-
-    fn show(&self, knob: &VgpuKnob, buf: &mut Buffer<'_>) -> Result {
-        let (e, id) = (&self.engine, self.id);
-        match *knob {
-            VgpuKnob::Id => line(buf, id),
-            VgpuKnob::Weight => line(buf, e.vgpu_stats(id).ok_or(ENODEV)?.weight),
-            VgpuKnob::TypeWeight => line(buf, e.type_weight(id).ok_or(ENODEV)?),
-            VgpuKnob::Bandwidth => line(buf, e.bandwidth(id).ok_or(ENODEV)?),
-            VgpuKnob::Stat(s) => s.show(&e.vgpu_stats(id).ok_or(ENODEV)?, buf),
-            VgpuKnob::Slot(s) => {
+            Self::VgpuId => return line(w, id),
+            Self::TypeWeight => return line(w, e.type_weight(id).ok_or(ENODEV)?),
+            Self::Bandwidth => return line(w, e.bandwidth(id).ok_or(ENODEV)?),
+            Self::IgnoredAccesses => return line(w, e.ignored_accesses(id)),
+            Self::DeliveryRuns => return line(w, e.delivery_cost(id).0),
+            Self::DeliveryCpuNs => return line(w, e.delivery_cost(id).1),
+            Self::SlotStart
+            | Self::SlotCount
+            | Self::SlotParked
+            | Self::SwitchIns
+            | Self::SlotsCopied
+            | Self::GttEntriesCopied
+            | Self::Relocations => {
                 let (p, c) = e.vgpu_slots(id).ok_or(ENODEV)?;
-                match s {
-                    SlotStat::Start => line(buf, p.start),
-                    SlotStat::Count => line(buf, p.slots),
-                    SlotStat::Parked => line(buf, u8::from(p.parked)),
-                    SlotStat::SwitchIns => line(buf, c.switch_ins),
-                    SlotStat::SlotsCopied => line(buf, c.high_slots),
-                    SlotStat::GttEntriesCopied => line(buf, c.entries()),
-                    SlotStat::Relocations => line(buf, c.moves),
-                }
+                return match self {
+                    Self::SlotStart => line(w, p.start),
+                    Self::SlotCount => line(w, p.slots),
+                    Self::SlotParked => line(w, u8::from(p.parked)),
+                    Self::SwitchIns => line(w, c.switch_ins),
+                    Self::SlotsCopied => line(w, c.high_slots),
+                    Self::GttEntriesCopied => line(w, c.entries()),
+                    _ => line(w, c.moves),
+                };
             }
-            VgpuKnob::IgnoredAccesses => line(buf, e.ignored_accesses(id)),
-            VgpuKnob::DeliveryRuns => line(buf, e.delivery_cost(id).0),
-            VgpuKnob::DeliveryCpuNs => line(buf, e.delivery_cost(id).1),
+            _ => {}
+        }
+        let s = e.vgpu_stats(id).ok_or(ENODEV)?;
+        match self {
+            Self::Weight => line(w, s.weight),
+            Self::BusyNs => line(w, s.busy_ns),
+            Self::OccupiedNs => line(w, s.occupied_ns),
+            Self::ContendedNs => line(w, s.contended_ns),
+            Self::SharePpm => line(w, s.share_ppm),
+            Self::Credits => line(w, s.credits),
+            Self::SliceNs => line(w, s.slice_ns),
+            Self::QueueDepth => line(w, s.queue_depth),
+            Self::Inflight => line(w, s.inflight),
+            Self::Submitted => line(w, s.submitted),
+            Self::Dispatched => line(w, s.dispatched),
+            Self::Completed => line(w, s.completed),
+            Self::LatencyAvgNs => line(w, s.latency_avg_ns),
+            Self::LatencyMaxNs => line(w, s.latency_max_ns),
+            Self::LatencyP50Ns => line(w, s.latency_p50_ns),
+            Self::LatencyP99Ns => line(w, s.latency_p99_ns),
+            Self::CpuNs => line(w, s.cpu_ns),
+            Self::Bytes => line(w, s.bytes),
+            Self::TbsLeftNs => line(w, s.left_ts_ns),
+            Self::SfqTagNs => line(w, s.vtag_ns),
+            Self::SfqRequestNs => line(w, s.request_ns),
+            Self::Interactive => line(w, u8::from(s.interactive)),
+            Self::RoundTrips => line(w, s.round_trips),
+            Self::SfqChargedNs => line(w, s.charged_ns),
+            Self::WithheldNs => line(w, s.withheld_ns),
+            Self::AnticipateHits => line(w, s.anticipate_hits),
+            Self::AnticipateMisses => line(w, s.anticipate_misses),
+            Self::AnticipateHeldNs => line(w, s.anticipate_held_ns),
+            Self::Started => line(w, u8::from(s.started)),
+            Self::GmMb => line(w, s.gm_mb),
+            // Shown above.
+            _ => Err(EINVAL),
         }
     }
 
-    fn store(&self, knob: &VgpuKnob, input: &Input<'_>) -> Result {
-        match *knob {
-            VgpuKnob::Weight => self.engine.set_weight(self.id, sysfs::parse_uint(input)?),
-            VgpuKnob::Bandwidth => self
-                .engine
-                .set_bandwidth(self.id, sysfs::parse_uint(input)?),
-            // Read-only: `sysfs` does not call `store` for these.
+    /// Applies what was written to a writable file.
+    pub fn store(self, e: &Engine, id: VgpuId, input: &Input<'_>) -> Result {
+        match self {
+            Self::Weight => e.set_weight(id, sysfs::parse_uint(input)?),
+            Self::Bandwidth => e.set_bandwidth(id, sysfs::parse_uint(input)?),
+            // Read-only: sysfs does not call `store` for these.
             _ => Err(EIO),
         }
     }
 }
 
-/// Creates `<parent>/gvt_rs/` for a vGPU.
+// Every knob is at the index of its value.
+const _: () = {
+    let mut i = 0;
+    while i < VgpuKnob::ALL.len() {
+        assert!(VgpuKnob::ALL[i] as u64 == i as u64);
+        i += 1;
+    }
+};
+
+/// The files of a vGPU's `gvt_rs/` directory, one line each: name, knob,
+/// mode ([`RO`], [`RW`] or [`TENANT`]). Expands to `$cb! { $($args)* [...] }`
+/// so that every kind of directory is built from this one table.
+#[cfg(any(CONFIG_GVT_RS_SIM, CONFIG_GVT_RS_I915))]
+macro_rules! vgpu_files {
+    ($cb:ident! { $($args:tt)* }) => {
+        $cb! { $($args)* [
+            vgpu_id: VgpuId => RO,
+            weight: Weight => RW,
+            type_weight: TypeWeight => RO,
+            pcie_bw_mbps: Bandwidth => RW,
+            busy_ns: BusyNs => TENANT,
+            occupied_ns: OccupiedNs => TENANT,
+            contended_ns: ContendedNs => TENANT,
+            share_ppm: SharePpm => TENANT,
+            credits: Credits => TENANT,
+            slice_ns: SliceNs => TENANT,
+            queue_depth: QueueDepth => TENANT,
+            inflight: Inflight => TENANT,
+            submitted: Submitted => TENANT,
+            dispatched: Dispatched => TENANT,
+            completed: Completed => TENANT,
+            latency_avg_ns: LatencyAvgNs => TENANT,
+            latency_max_ns: LatencyMaxNs => TENANT,
+            latency_p50_ns: LatencyP50Ns => TENANT,
+            latency_p99_ns: LatencyP99Ns => TENANT,
+            cpu_ns: CpuNs => TENANT,
+            bytes: Bytes => TENANT,
+            tbs_left_ns: TbsLeftNs => TENANT,
+            sfq_tag_ns: SfqTagNs => TENANT,
+            sfq_request_ns: SfqRequestNs => TENANT,
+            interactive: Interactive => TENANT,
+            round_trips: RoundTrips => TENANT,
+            sfq_charged_ns: SfqChargedNs => TENANT,
+            withheld_ns: WithheldNs => TENANT,
+            anticipate_hits: AnticipateHits => TENANT,
+            anticipate_misses: AnticipateMisses => TENANT,
+            anticipate_held_ns: AnticipateHeldNs => TENANT,
+            started: Started => TENANT,
+            // Fixed by the vGPU's type: everyone's.
+            gm_mb: GmMb => RO,
+            // The slots move with what the tenants do (the switch-ins of the
+            // vGPU, the allocators' moves): root's, but their number.
+            slot_start: SlotStart => TENANT,
+            slot_count: SlotCount => RO,
+            slot_parked: SlotParked => TENANT,
+            switch_ins: SwitchIns => TENANT,
+            slots_copied: SlotsCopied => TENANT,
+            gtt_entries_copied: GttEntriesCopied => TENANT,
+            relocations: Relocations => TENANT,
+            ignored_accesses: IgnoredAccesses => TENANT,
+            delivery_runs: DeliveryRuns => TENANT,
+            delivery_cpu_ns: DeliveryCpuNs => TENANT,
+        ] }
+    };
+}
+
+/// What a provider's driver data of a vGPU's device is: the vGPU it stands
+/// for. The data of the devices whose files [`vgpu_group!`] declares.
+#[cfg(CONFIG_GVT_RS_SIM)]
+pub trait VgpuData: Sync {
+    /// The engine of the vGPU.
+    fn engine(&self) -> &Engine;
+    /// Its id in that engine.
+    fn vgpu_id(&self) -> VgpuId;
+}
+
+/// The operations of the files of a vGPU whose device's driver data is a `D`.
+#[cfg(CONFIG_GVT_RS_SIM)]
+pub(crate) struct VgpuFiles<D>(core::marker::PhantomData<D>);
+
+#[cfg(CONFIG_GVT_RS_SIM)]
+#[vtable]
+impl<const ID: u64, D: VgpuData> sysfs::AttributeOperations<ID> for VgpuFiles<D> {
+    type Data = D;
+
+    fn show(
+        data: &D,
+        _dev: &kernel::device::Device<kernel::device::Bound>,
+        page: &mut [u8; kernel::page::PAGE_SIZE],
+    ) -> Result<usize> {
+        let knob = VgpuKnob::from_id(ID).ok_or(EINVAL)?;
+        let mut f = kernel::str::Formatter::new(page);
+        knob.show(data.engine(), data.vgpu_id(), &mut f)?;
+        Ok(f.bytes_written())
+    }
+
+    fn store(
+        data: &D,
+        _dev: &kernel::device::Device<kernel::device::Bound>,
+        input: &Input<'_>,
+    ) -> Result {
+        let knob = VgpuKnob::from_id(ID).ok_or(EINVAL)?;
+        knob.store(data.engine(), data.vgpu_id(), input)
+    }
+}
+
+/// Declares `$vis static $name: AttributeGroup<$data>`, the `gvt_rs` group
+/// of the files of a vGPU's device whose driver data is a `$data`
+/// ([`VgpuData`]), for the provider's mdev driver's `dev_groups`.
+#[cfg(CONFIG_GVT_RS_SIM)]
+macro_rules! vgpu_group {
+    ($vis:vis static $name:ident: $data:ty) => {
+        $crate::engine::sysfs::vgpu_files!(vgpu_group! { @group $vis $name $data });
+    };
+    (@group $vis:vis $name:ident $data:ty [$($file:ident: $knob:ident => $mode:ident),+ $(,)?]) => {
+        kernel::device_attribute_group! {
+            /// A vGPU's files, `<mdev device>/gvt_rs/`.
+            $vis static $name: AttributeGroup<$data> = {
+                name: c"gvt_rs",
+                operations: $crate::engine::sysfs::VgpuFiles<$data>,
+                attributes: [
+                    $($file: {
+                        $crate::engine::sysfs::VgpuKnob::$knob as u64
+                    } => $crate::engine::sysfs::$mode),+
+                ],
+            };
+        }
+    };
+}
+#[cfg(CONFIG_GVT_RS_SIM)]
+pub(crate) use vgpu_files;
+#[cfg(CONFIG_GVT_RS_SIM)]
+pub(crate) use vgpu_group;
+
+/// The data behind a vGPU's kobject directory, for providers whose vGPU
+/// devices belong to another driver (i915: KVMGT's mdev driver), which
+/// cannot give them its groups.
+#[cfg(CONFIG_GVT_RS_I915)]
+pub struct VgpuDir {
+    /// The engine the vGPU belongs to.
+    pub engine: Arc<Engine>,
+    /// Its id in that engine.
+    pub id: VgpuId,
+}
+
+#[cfg(CONFIG_GVT_RS_I915)]
+impl AttributeOperations for VgpuDir {
+    type Knob = VgpuKnob;
+
+    fn show(&self, knob: &VgpuKnob, buf: &mut Buffer<'_>) -> Result {
+        knob.show(&self.engine, self.id, buf)
+    }
+
+    fn store(&self, knob: &VgpuKnob, input: &Input<'_>) -> Result {
+        knob.store(&self.engine, self.id, input)
+    }
+}
+
+/// Builds [`VGPU_FILES`] from the table of [`vgpu_files!`].
+#[cfg(CONFIG_GVT_RS_I915)]
+macro_rules! vgpu_dir_files {
+    ([$($file:ident: $knob:ident => $mode:ident),+ $(,)?]) => {
+        /// Every file of a vGPU's kobject directory.
+        pub static VGPU_FILES: AttributeGroup<VgpuDir, { VgpuKnob::ALL.len() }> =
+            AttributeGroup::new(
+                &VGPU_FILES,
+                [$(Attribute::new(
+                    kernel::c_str!(::core::stringify!($file)),
+                    $mode,
+                    VgpuKnob::$knob,
+                )),+],
+            );
+    };
+}
+#[cfg(CONFIG_GVT_RS_I915)]
+vgpu_files!(vgpu_dir_files! {});
+
+/// Creates `<parent>/gvt_rs/` for a vGPU, as a kobject directory.
+#[cfg(CONFIG_GVT_RS_I915)]
 pub fn vgpu_dir(parent: Parent<'_>, engine: Arc<Engine>, id: VgpuId) -> Result<Dir<VgpuDir>> {
     Dir::new(c"gvt_rs", parent, VgpuDir { engine, id }, &VGPU_FILES)
 }

@@ -31,8 +31,9 @@ mod vmcpu;
 use crate::engine::{
     sysfs::{
         self as esysfs,
+        vgpu_group,
         GpuDir,
-        VgpuDir, //
+        VgpuData, //
     },
     Engine,
     GpuConfig,
@@ -67,10 +68,13 @@ use kernel::{
         Arc,
         Mutex, //
     },
-    sysfs::kobject::{
-        Buffer,
-        Dir,
-        Parent, //
+    sysfs::{
+        kobject::{
+            Buffer,
+            Dir,
+            Parent, //
+        },
+        AttributeGroup, //
     },
     task::Task,
     time::{
@@ -423,7 +427,7 @@ impl SimGpu {
         let mut high = alloc_gtt(slots.checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let mut low = alloc_gtt(ENTRIES)?;
         let id = this.engine.create_vgpu(this, ty)?;
-        let (v, dir) = match Self::new_vgpu(gpu, vgpus, id, ty_idx, dev) {
+        let v = match Self::new_vgpu(gpu, vgpus, id, ty_idx, dev) {
             Ok(v) => v,
             Err(e) => {
                 // Just created, so destroying it cannot fail.
@@ -435,7 +439,6 @@ impl SimGpu {
             Ok(d) => d,
             Err(e) => {
                 drop(v);
-                drop(dir);
                 // Just created, so destroying it cannot fail.
                 warn_on!(this.engine.destroy_vgpu(this, id).is_err());
                 return Err(e);
@@ -466,9 +469,9 @@ impl SimGpu {
         }
         // Last: user space may open the device as soon as it is registered.
         match vfio::Registration::new_emulated_iommu(v.clone()) {
-            Ok(reg) => Ok(VgpuHandle { reg, sysfs: dir }),
+            Ok(reg) => Ok(VgpuHandle { reg }),
             Err(e) => {
-                this.remove(v, dir);
+                this.remove(v);
                 Err(e)
             }
         }
@@ -480,11 +483,10 @@ impl SimGpu {
         id: VgpuId,
         ty: usize,
         dev: &Device,
-    ) -> Result<(ARef<Vgpu>, Dir<VgpuDir>)> {
-        let dir = esysfs::vgpu_dir(Parent::device(dev), gpu.engine.clone(), id)?;
+    ) -> Result<ARef<Vgpu>> {
         let mut cfg = [0u8; regs::CFG_SIZE];
         regs::init_config(&mut cfg, ty);
-        let v = vfio::Device::new(
+        vfio::Device::new(
             vgpus,
             dev,
             try_pin_init!(SimVgpu {
@@ -495,13 +497,13 @@ impl SimGpu {
                 irqs <- irq::Irqs::new(),
                 last_fault_log: AtomicU64::new(0),
             }),
-        )?;
-        Ok((v, dir))
+        )
     }
 
-    /// Destroys the vGPU `v`, whose VFIO device is unregistered, and then
-    /// its sysfs directory `dir`.
-    fn remove(&self, v: ARef<Vgpu>, dir: Dir<VgpuDir>) {
+    /// Destroys the vGPU `v`, whose VFIO device is unregistered (its files
+    /// went before: the driver core removes them before the mdev driver's
+    /// `remove`).
+    fn remove(&self, v: ARef<Vgpu>) {
         let id = v.id;
         let idx = usize::from(id);
         // The device is closed (VFIO waited for its users), so the vGPU is
@@ -526,7 +528,6 @@ impl SimGpu {
             d.shutdown();
         }
         drop(v);
-        drop(dir);
         // Every per-id state goes before the id is released: a vGPU created
         // meanwhile may get the same id and must not lose its GTTs to us.
         let (high, low) = {
@@ -713,11 +714,10 @@ pub(crate) struct SimVgpu {
     last_fault_log: AtomicU64,
 }
 
-/// A vGPU as its mdev device holds it: the registered VFIO device and the
-/// vGPU's sysfs directory.
+/// A vGPU as its mdev device holds it, the driver data of the device: the
+/// registered VFIO device. Its files are the mdev driver's [`VGPU_GROUP`].
 pub struct VgpuHandle {
     reg: vfio::Registration<SimVgpu>,
-    sysfs: Dir<VgpuDir>,
 }
 
 impl VgpuHandle {
@@ -727,9 +727,21 @@ impl VgpuHandle {
         let v = self.reg.device().clone();
         drop(self.reg);
         let gpu = v.gpu.clone();
-        gpu.remove(v, self.sysfs);
+        gpu.remove(v);
     }
 }
+
+impl VgpuData for VgpuHandle {
+    fn engine(&self) -> &Engine {
+        &self.reg.device().gpu.engine
+    }
+
+    fn vgpu_id(&self) -> VgpuId {
+        self.reg.device().id
+    }
+}
+
+vgpu_group!(pub(crate) static VGPU_GROUP: VgpuHandle);
 
 impl SimVgpu {
     fn gpu(&self) -> &SimGpu {
@@ -865,6 +877,7 @@ impl mdev::Driver for SimMdev {
 
     const NAME: &'static CStr = c"gvtsim";
     const DEVICE_API: &'static CStr = c"vfio-pci";
+    const DEVICE_GROUPS: &'static [&'static AttributeGroup<VgpuHandle>] = &[&VGPU_GROUP];
 
     fn probe(dev: &mdev::Device, parent: &SimParent, ty: usize) -> Result<VgpuHandle> {
         SimGpu::probe(&parent.gpu, &parent.vgpus, ty, dev.as_ref())
