@@ -278,7 +278,8 @@ for p in $POLICIES; do
 	window_end
 	bv=$(cat "$(vgpu_attr "$v" busy_ns)") ba=$(cat "$(vgpu_attr "$a" busy_ns)")
 	# The host CPU its completions' delivery took, the flood's own.
-	druns=$(cat "$(vgpu_attr "$a" delivery_runs)") dns=$(cat "$(vgpu_attr "$a" delivery_cpu_ns)")
+	druns=$(cat "$(vgpu_attr "$a" delivery_runs)")
+	dns=$(cat "$(vgpu_attr "$a" delivery_cpu_ns)")
 	acompleted=$(cat "$(vgpu_attr "$a" completed)")
 	if [ "$p" = vmcg ]; then
 		echo "# figure: policy=vmcg slice_ns victim $(cat "$(vgpu_attr "$v" slice_ns)"), flood $(cat "$(vgpu_attr "$a" slice_ns)"); cpu_ns victim $(cat "$(vgpu_attr "$v" cpu_ns)"), flood $(cat "$(vgpu_attr "$a" cpu_ns)")"
@@ -303,10 +304,13 @@ for p in $POLICIES; do
 	check "$p: the flood is charged more than its workloads' 1 us each ($per ns)" test "$per" -gt 1000
 	# Its completions' delivery is counted against it: at least one run,
 	# no more runs than completions (a run delivers all pending), time.
-	echo "# figure: policy=$p the flood's delivery: $druns runs for $acompleted completions, $dns ns of host CPU"
-	check "$p: the flood's delivery host CPU is counted against it ($druns runs, $acompleted completions, $dns ns)" \
+	echo "# figure: policy=$p the flood's delivery: $druns runs for" \
+		"$acompleted completions, $dns ns of host CPU"
+	desc="$p: the flood's delivery CPU is counted against it"
+	check "$desc ($druns runs, $acompleted completions, $dns ns)" \
 		awk -v r="$druns" -v c="$acompleted" -v n="$dns" \
-		'BEGIN { exit !(r ~ /^[0-9]+$/ && c ~ /^[0-9]+$/ && n ~ /^[0-9]+$/ && r > 0 && r <= c && n > 0) }'
+		'BEGIN { exit !(r ~ /^[0-9]+$/ && c ~ /^[0-9]+$/ && n ~ /^[0-9]+$/ &&
+			r > 0 && r <= c && n > 0) }'
 
 	# The baseline of attacks 2 and 3: a neighbour that opened its vGPU
 	# and submits nothing, for 2 s (a figure).
