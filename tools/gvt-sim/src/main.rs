@@ -34,6 +34,7 @@ commands:
   fairgv                    FairGV Figs. 8/9 shape: min-max and aggregated overhead, coscheduling
   anticipate                eevdf's anticipation (anticipate_us) over every other scenario: its cost
   drmfair                   the DRM scheduler's KUnit scenarios: its fair policy (modelled) vs gvt-rs policies
+                            (--switch-cost-us N: one more switch cost for the ping-pong chain)
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
@@ -225,7 +226,7 @@ fn real_main(o: &Opts) -> Result<(), String> {
             "{}",
             report::anticipation_cost(&config(o, &Config::default())?)
         ),
-        "drmfair" => print!("{}", drm::report()),
+        "drmfair" => print!("{}", drm::report(o.switch_cost_us)),
         "all" => {
             let dir = o.out.as_deref().ok_or("all needs --out DIR")?;
             std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
@@ -261,7 +262,7 @@ fn real_main(o: &Opts) -> Result<(), String> {
                     "anticipate.txt",
                     report::anticipation_cost(&config(o, &Config::default())?),
                 ),
-                ("drmfair.txt", drm::report()),
+                ("drmfair.txt", drm::report(o.switch_cost_us)),
             ];
             for p in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {
                 let s = scen("joinleave")?;

@@ -196,10 +196,9 @@ const MANY: &[(&str, usize, u32)] = &[
     ("many-31", 31, 2),
 ];
 
-/// Every scenario of `tests_scheduler.c` the simulator can express
-/// (`drm_sched_scheduler_ping_pong` chains each job to the other client's
-/// previous one with a fence; with one job ready at any time no policy
-/// has a choice, and the simulator's loads have no cross-client fences).
+/// Every scenario of `tests_scheduler.c` with clients of
+/// `drm_sched_client_work()` (`drm_sched_scheduler_ping_pong`, a chain of
+/// jobs across two clients, is [`ping_pong`]).
 pub fn cases() -> Vec<Case> {
     let mut v = vec![Case {
         name: "queue-overhead",
@@ -330,25 +329,159 @@ pub fn vms(case: &Case, m: Mapping) -> Vec<VmSpec> {
 }
 
 fn run_until(case: &Case, m: Mapping, s: Sched, until_ns: u64) -> RunResult {
-    let specs = vms(case, m);
-    let mut cfg = Config {
+    let prios: Vec<Prio> = case.clients.iter().map(|c| c.prio).collect();
+    let cfg = Config {
         warmup_ns: FIRST_NS,
         duration_ns: until_ns,
         ..Config::default()
     };
+    run_sched(&vms(case, m), &prios, s, cfg)
+}
+
+/// Runs `specs` (of priorities `prios`) under `s` with `cfg`'s times.
+fn run_sched(specs: &[VmSpec], prios: &[Prio], s: Sched, mut cfg: Config) -> RunResult {
     match s {
-        Sched::DrmFair(c) => {
-            let prios: Vec<Prio> = case.clients.iter().map(|c| c.prio).collect();
-            run_on(&mut DrmFair::new(c, &prios), &specs, &cfg)
-        }
+        Sched::DrmFair(c) => run_on(&mut DrmFair::new(c, prios), specs, &cfg),
         Sched::Core(p, ant) => {
             cfg.policy = p;
             if ant > 0 {
                 cfg.tunables.push((Tunable::AnticipateUs, ant));
             }
-            run(&specs, &cfg)
+            run(specs, &cfg)
         }
     }
+}
+
+/// `drm_sched_scheduler_ping_pong`: two normal-priority entities whose
+/// jobs form one chain, each job depending on the other entity's
+/// previous one; upstream times the chain against its ideal, the sum of
+/// its jobs (one credit). The extra first job that holds the queue until
+/// every job is submitted only starts the clock and is left out.
+pub const PING_PONG_JOBS: u32 = 1000;
+pub const PING_PONG_JOB_US: u64 = 1000;
+/// The per-switch costs (`--switch-cost-us`) the chain runs with, us.
+pub const PING_PONG_COSTS_US: &[u64] = &[0, 10, 100, 1000];
+
+/// The two clients of the chain: c0 starts it at [`FIRST_NS`]; each
+/// completion queues the other's next job at once.
+pub fn ping_pong_vms() -> Vec<VmSpec> {
+    (0..2)
+        .map(|i| {
+            VmSpec::new(
+                &format!("c{i}"),
+                Mapping::Shift.weight(Normal),
+                Load::PingPong {
+                    first_ns: FIRST_NS,
+                    lead: i == 0,
+                    peer: 1 - i,
+                    jobs: PING_PONG_JOBS / 2,
+                    svc_ns: PING_PONG_JOB_US * US,
+                },
+            )
+        })
+        .collect()
+}
+
+/// One run of the chain.
+pub struct PingPong {
+    /// First submission to last completion (`None` if it did not end).
+    pub total_ns: Option<u64>,
+    pub switches: u64,
+    /// GPU time a policy held idle for a vGPU with nothing queued.
+    pub held_ns: u64,
+    /// GPU time of c0 and c1.
+    pub busy_ns: [u64; 2],
+    /// Submit-to-start waits of both clients' jobs, us.
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// The chain under `s` with a switch costing `switch_cost_us`.
+pub fn ping_pong(s: Sched, switch_cost_us: u64) -> PingPong {
+    let cfg = Config {
+        warmup_ns: FIRST_NS,
+        duration_ns: FIRST_NS + LIMIT_NS,
+        switch_cost_ns: switch_cost_us * US,
+        ..Config::default()
+    };
+    let r = run_sched(&ping_pong_vms(), &[Normal, Normal], s, cfg);
+    let done: Option<Vec<u64>> = r.vms.iter().map(|v| v.done_ns).collect();
+    let mut all = crate::sched::engine::VmResult::default();
+    for v in &r.vms {
+        all.lat.extend_from_slice(&v.lat);
+    }
+    PingPong {
+        total_ns: done.and_then(|d| d.into_iter().max()).map(|d| d - FIRST_NS),
+        switches: r.switches,
+        held_ns: r.vms.iter().map(|v| v.held_ns).sum(),
+        busy_ns: [r.vms[0].busy_ns, r.vms[1].busy_ns],
+        p50_us: all.lat_pct_us(50),
+        p99_us: all.lat_pct_us(99),
+        max_us: all.lat_pct_us(100),
+    }
+}
+
+/// The ping-pong table: a row per scheduler and per-switch cost (the
+/// table's costs and `extra_cost_us`, if another).
+pub fn ping_pong_table(extra_cost_us: u64) -> String {
+    let mut costs = PING_PONG_COSTS_US.to_vec();
+    if !costs.contains(&extra_cost_us) {
+        costs.push(extra_cost_us);
+        costs.sort_unstable();
+    }
+    let ideal_ms = u64::from(PING_PONG_JOBS) * PING_PONG_JOB_US / 1000;
+    let mut o = format!(
+        "# ping-pong (drm_sched_scheduler_ping_pong: two entities in one inter-dependency chain), overhead suite, 1 credit upstream\n\
+         #   c0, c1: normal (weight {}), {} x {} us each, each job queued when the other client's previous one completes; ideal {ideal_ms} ms\n\
+         #   total: first submission to last completion; over: total - ideal, per job; held: GPU time held idle for a vGPU with nothing queued\n",
+        Mapping::Shift.weight(Normal),
+        PING_PONG_JOBS / 2,
+        PING_PONG_JOB_US
+    );
+    let mut rows = Vec::new();
+    for &s in SCHEDS {
+        for (k, &c) in costs.iter().enumerate() {
+            let p = ping_pong(s, c);
+            let (total, over) = p.total_ns.map_or(("-".into(), "-".into()), |t| {
+                (
+                    format!("{:.1}", t as f64 / 1e6),
+                    format!(
+                        "{:.1}",
+                        (t as f64 / 1e3 - (ideal_ms * 1000) as f64) / f64::from(PING_PONG_JOBS)
+                    ),
+                )
+            });
+            rows.push(vec![
+                if k == 0 { s.name() } else { String::new() },
+                c.to_string(),
+                total,
+                over,
+                p.switches.to_string(),
+                format!("{:.1}", p.held_ns as f64 / 1e6),
+                format!("{:.2}:1", p.busy_ns[0] as f64 / p.busy_ns[1].max(1) as f64),
+                format!("{:.0}", p.p50_us),
+                format!("{:.0}", p.p99_us),
+                format!("{:.0}", p.max_us),
+            ]);
+        }
+    }
+    o.push_str(&table(
+        &[
+            "policy",
+            "switch cost us",
+            "total ms",
+            "over us/job",
+            "switches",
+            "held ms",
+            "c0:c1",
+            "p50 us",
+            "p99 us",
+            "max us",
+        ],
+        &rows,
+    ));
+    o
 }
 
 /// One case under one scheduler: the figures over the time every client
@@ -655,9 +788,11 @@ pub fn summary(cases: &[Case], m: Mapping) -> String {
     o
 }
 
-/// The whole comparison: every case under the first mapping, the weighted
-/// pairs again under the second, and the summaries.
-pub fn report() -> String {
+/// The whole comparison: every case under the first mapping (the
+/// ping-pong chain after the queue overhead, as upstream orders them,
+/// with `extra_cost_us` among its switch costs), the weighted pairs again
+/// under the second, and the summaries.
+pub fn report(extra_cost_us: u64) -> String {
     let cases = cases();
     let mut o = String::from(
         "# tests_scheduler.c scenarios: the upstream fair DRM scheduler's model (drm-fair, 1 and 2 credits) and gvt-rs policies\n\
@@ -672,6 +807,10 @@ pub fn report() -> String {
             }
             o.push_str(&case_table(case, m));
             o.push('\n');
+            if m == Mapping::Shift && case.suite == Suite::Overhead {
+                o.push_str(&ping_pong_table(extra_cost_us));
+                o.push('\n');
+            }
         }
     }
     for m in [Mapping::Shift, Mapping::Decade] {
@@ -752,5 +891,31 @@ mod tests {
         assert_eq!(jobs("normal-low", s), (125, 16));
         assert_eq!(jobs("high-normal", s), (125, 31));
         assert_eq!(jobs("high-low", s), (125, 4));
+    }
+
+    #[test]
+    fn ping_pong_runs_one_job_at_a_time() {
+        // Every job after the first is a hand-over to the other client:
+        // drm-fair and eevdf take the ideal 1000 ms plus one switch cost
+        // per hand-over, and each client runs its 500 jobs.
+        for s in [Sched::DrmFair(1), Sched::Core(Policy::Eevdf, 0)] {
+            for cost in [0, 100] {
+                let p = ping_pong(s, cost);
+                assert_eq!(
+                    p.total_ns,
+                    Some(1000 * MS + 999 * cost * US),
+                    "{s:?} {cost}"
+                );
+                assert_eq!(p.busy_ns, [500 * MS, 500 * MS]);
+                assert_eq!(p.held_ns, 0);
+            }
+        }
+        assert_eq!(ping_pong(Sched::DrmFair(1), 0).switches, 999);
+        // sfq holds each turn idle_threshold_us (200) for more work that
+        // cannot come before the other client's job has run.
+        let p = ping_pong(Sched::Core(Policy::Sfq, 0), 0);
+        let total = p.total_ns.unwrap();
+        assert!((1199 * MS..1200 * MS).contains(&total), "{total} ns");
+        assert!((199 * MS..200 * MS).contains(&p.held_ns), "{}", p.held_ns);
     }
 }

@@ -39,11 +39,15 @@
 //! (`mock_sched_run_job()`): jobs run one after the other in `run_job()`
 //! order.
 //!
-//! Left out: job dependencies and fences (every queued job is ready), the
-//! RR and FIFO policies, load balancing over several schedulers
-//! (`drm_sched_entity_select_rq()`: one engine), priority changes at run
-//! time, entity teardown, timeouts and resets, and the workers' own CPU
-//! time (decisions are instantaneous, as the gvt-rs core's are here).
+//! Left out: job dependencies and fences (every queued job is ready; the
+//! ping-pong chain's dependency is the load's, which submits a job when
+//! the one it depends on completes), the RR and FIFO policies, load
+//! balancing over several schedulers (`drm_sched_entity_select_rq()`: one
+//! engine), priority changes at run time, entity teardown, timeouts and
+//! resets, and the workers' own CPU time (decisions are instantaneous, as
+//! the gvt-rs core's are here; the engine's `switch_cost_ns`, charged when
+//! the hardware goes from one entity's job to another's, is the one cost
+//! of a hand-over).
 
 use super::engine::{
     Backend,
@@ -285,9 +289,20 @@ impl Backend for DrmFair {
 
     fn cpu_time(&mut self, _i: usize, _total_ns: u64) {}
 
-    /// No turns: every job is a decision of its own.
+    /// No turns: every job is a decision of its own. Nothing is in
+    /// flight when the engine asks: a switch (that costs
+    /// `switch_cost_ns`, as the gvt-rs core's) if the hardware's next job
+    /// is another entity's than the last one.
     fn switch_point(&mut self, _now: u64) -> bool {
-        false
+        let Some(j) = self.hw.iter().find(|j| !j.started) else {
+            return false;
+        };
+        if self.last == Some(j.entity) {
+            return false;
+        }
+        let from = self.last.replace(j.entity);
+        self.switches += u64::from(from.is_some());
+        from.is_some()
     }
 
     fn settle(&mut self, now: u64) {

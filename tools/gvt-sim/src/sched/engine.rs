@@ -81,6 +81,20 @@ pub enum Load {
         wait_ns: u64,
         cycles: u32,
     },
+    /// One of the two clients of `tests_scheduler.c`'s ping-pong chain
+    /// (`drm_sched_scheduler_ping_pong`), in which every job depends on
+    /// the other client's previous one: `first_ns` after its vGPU starts,
+    /// the `lead` submits the chain's first workload; each workload the
+    /// VM completes releases the next of VM `peer`, queued at that
+    /// completion (the fence callback) or, with `vcpu_wake_ns`, that much
+    /// later; each side runs `jobs` workloads of `svc_ns`.
+    PingPong {
+        first_ns: u64,
+        lead: bool,
+        peer: usize,
+        jobs: u32,
+        svc_ns: u64,
+    },
     /// Started but idle.
     Idle,
 }
@@ -594,7 +608,12 @@ pub fn run_on(s: &mut impl Backend, specs: &[VmSpec], cfg: &Config) -> RunResult
                 match vms[i].spec.load {
                     Load::Frames { think_ns, .. } => push(&mut heap, now + think_ns, Ev::Submit(i)),
                     Load::Cycles { first_ns, .. } => push(&mut heap, now + first_ns, Ev::Submit(i)),
-                    Load::Idle => {}
+                    Load::PingPong {
+                        first_ns,
+                        lead: true,
+                        ..
+                    } => push(&mut heap, now + first_ns, Ev::Submit(i)),
+                    Load::PingPong { .. } | Load::Idle => {}
                     _ => push(&mut heap, now, Ev::Submit(i)),
                 }
             }
@@ -664,6 +683,12 @@ pub fn run_on(s: &mut impl Backend, specs: &[VmSpec], cfg: &Config) -> RunResult
                             }
                         }
                     }
+                    Load::PingPong { jobs, svc_ns, .. } => {
+                        if vms[i].cycles_done < jobs {
+                            vms[i].cycles_done += 1;
+                            add(&mut vms[i], svc_ns, s);
+                        }
+                    }
                     Load::Idle => {}
                 }
                 let c = vms[i].cpu_ns;
@@ -727,6 +752,38 @@ pub fn run_on(s: &mut impl Backend, specs: &[VmSpec], cfg: &Config) -> RunResult
                         }
                         vm.cpu_ns += gap_ns;
                         push(&mut heap, now + wake + gap_ns, Ev::Submit(id));
+                    }
+                    Load::PingPong { peer, jobs, .. } => {
+                        vm.jobs_done += 1;
+                        if vm.jobs_done == u64::from(jobs) {
+                            res[id].done_ns = Some(now);
+                        }
+                        let Load::PingPong {
+                            jobs: pj,
+                            svc_ns: ps,
+                            ..
+                        } = vms[peer].spec.load
+                        else {
+                            panic!("the peer of a ping-pong client is one");
+                        };
+                        if wake > 0 {
+                            push(&mut heap, now + wake, Ev::Submit(peer));
+                        } else if vms[peer].started && vms[peer].cycles_done < pj {
+                            // The dependency is met at the completion: the
+                            // peer's job is queued before the next decision.
+                            let pv = &mut vms[peer];
+                            pv.cycles_done += 1;
+                            pv.q.push_back((now, ps));
+                            pv.outstanding += 1;
+                            pv.cpu_ns += pv.spec.cpu_per_block_ns;
+                            let pe = pv.spec.engine.min(cfg.engines - 1);
+                            s.queued(peer, pe, now);
+                            s.transferred(peer, pv.spec.bytes_per_block);
+                            s.cpu_time(peer, pv.cpu_ns);
+                            if now >= w0 && now < w1 {
+                                res[peer].active = true;
+                            }
+                        }
                     }
                     _ => {}
                 }
