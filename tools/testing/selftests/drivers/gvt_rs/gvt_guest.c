@@ -46,6 +46,12 @@
  *     -r FILE      create FILE once the device is open and ready
  *     -w FILE      then wait until FILE exists before the run starts, so
  *                  that guests started one after the other run together
+ *     -k IN,OUT    frames: take a token (a byte) from the FIFO IN before
+ *                  each frame and pass it to the FIFO OUT once the frame
+ *                  completed, ending the run when none comes in time: two
+ *                  guests on each other's FIFOs run their frames in turn,
+ *                  each waiting for the other's previous one (the
+ *                  ping-pong chain of the DRM scheduler's tests_scheduler.c)
  *     -v N         N more threads that keep a CPU busy for the run, as
  *                  the vCPU threads of a busy VM do (default 0)
  *     -T N         N more threads that sleep until the process exits, as
@@ -2139,19 +2145,36 @@ static void start_sleepers(int n)
 	pthread_attr_destroy(&a);
 }
 
+/* -k: waits for the token until t_end; 1 if one came. */
+static int take_token(int fd, double t_end)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char t;
+
+	for (;;) {
+		int ms = (int)((t_end - now_s()) * 1000);
+
+		if (ms <= 0)
+			return 0;
+		if (poll(&p, 1, ms) > 0)
+			return read(fd, &t, 1) == 1;
+	}
+}
+
 static void bad_usage(void)
 {
 	fprintf(stderr,
 		"usage: gvt_guest [-p compute|frames|long|idle|reset|doorbell|ignored|stall]\n"
 		"                 [-t s] [-n n] [-d us] [-q n] [-f n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-I] [-F] [-c] [-g]\n"
-		"                 [-r file] [-w file] [-v n] [-T n] UUID\n");
+		"                 [-r file] [-w file] [-k in,out] [-v n] [-T n] UUID\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *profile = "compute", *ready = NULL, *start = NULL;
+	const char *profile = "compute", *ready = NULL, *start = NULL, *token = NULL;
+	int tok_in = -1, tok_out = -1;
 	int q = -1, frame = 4, engine = 0, check = 0, gtt = 0, vcpus = 0, c;
 	int sleepers = 0;
 	int unplug = 0;
@@ -2167,7 +2190,7 @@ int main(int argc, char **argv)
 	int attack;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:IFcgr:w:v:T:n:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:IFcgr:w:k:v:T:n:")) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -2219,6 +2242,9 @@ int main(int argc, char **argv)
 		case 'w':
 			start = optarg;
 			break;
+		case 'k':
+			token = optarg;
+			break;
 		case 'v':
 			vcpus = atoi(optarg);
 			break;
@@ -2247,6 +2273,20 @@ int main(int argc, char **argv)
 	if (sleepers < 0 || sleepers > 10000) {
 		fprintf(stderr, "gvt_guest: -T takes 0 to 10000\n");
 		return 2;
+	}
+	if (token) {
+		/* Read-write: opening a FIFO so never waits for the other end. */
+		char in[PATH_MAX], *out;
+
+		snprintf(in, sizeof(in), "%s", token);
+		out = strchr(in, ',');
+		if (!out || strcmp(profile, "frames"))
+			bad_usage();
+		*out++ = 0;
+		tok_in = open(in, O_RDWR | O_CLOEXEC);
+		tok_out = open(out, O_RDWR | O_CLOEXEC);
+		if (tok_in < 0 || tok_out < 0)
+			die("open -k FIFO");
 	}
 	uuid = argv[optind];
 	open_dev(&d, irq);
@@ -2338,6 +2378,9 @@ int main(int argc, char **argv)
 		int want = !strcmp(profile, "frames") ? frame : q - (int)(sub - done);
 		unsigned int rung = 0;
 
+		if (tok_in >= 0 && !take_token(tok_in, t_end))
+			break;
+
 		for (int i = 0; i < want; i++) {
 			uint32_t e = engine < 0 ? (seq % d.engines) : (uint32_t)engine;
 			int r = queue(&d, e, seq + 1, dur, bytes, GVT_SIM_DESC_IRQ);
@@ -2356,6 +2399,8 @@ int main(int argc, char **argv)
 			service_irq(&d, 200);
 			done = completed_all(&d);
 		} while (!strcmp(profile, "frames") && done != sub && now_s() < t_end + DRAIN_S);
+		if (tok_out >= 0 && write(tok_out, "t", 1) != 1)
+			die("write -k FIFO");
 		if (gtt) {
 			for (uint32_t i = 0; i < hi; i += 16384 * 7) {
 				uint64_t val, want_v = 0x4000000000000000ull |
