@@ -21,7 +21,7 @@
 # machines.
 
 # The parts to run (GVT_RS_BENCH on the host: gvt_rs_vm.bench=path,frames,
-# switch on the kernel command line); all by default.
+# switch,attacks,drm on the kernel command line); all by default.
 parts=path,frames,switch,attacks,drm
 read -r cmdline </proc/cmdline
 for arg in $cmdline; do
@@ -263,20 +263,30 @@ EOF2
 }
 
 # ---- the DRM scheduler's own scenarios -------------------------------------
-# The two-clients and many-clients cases of the pinned tree's
+# The ping-pong, two-clients and many-clients cases of the pinned tree's
 # drivers/gpu/drm/scheduler/tests/tests_scheduler.c, each client a gvt_guest
 # on a vGPU of its own, per gvt-rs policy (gvt-sim drmfair has the same
 # cases in the simulator, with the upstream fair scheduler's model beside
-# them). A client "prio:jobs:us:sync|async:sleep_us" becomes: synchronous,
-# -p frames -f jobs -d us -z sleep_us (submit the jobs, wait for all, sleep);
-# asynchronous, -p compute -q 8 -d us (eight queued at all times: upstream
-# queues its whole second of work at once, or 3 jobs every 0.5 ms for the
-# hog). Priorities become weights as 128 >> vruntime_shift: high 32,
-# normal 8, low 1. Figures over the middle DRM_S - 2 s of each run from the
-# host's accounting: GPU share, workloads per second; the submit-to-dispatch
-# waits (p50/p99/max, us) are the vGPU's whole run's.
+# them). A client "prio:jobs:us:sync|async|pp:sleep_us" becomes:
+# synchronous, -p frames -f jobs -d us -z sleep_us (submit the jobs, wait
+# for all, sleep); asynchronous, -p compute -q 8 -d us (eight queued at all
+# times: upstream queues its whole second of work at once, or 3 jobs every
+# 0.5 ms for the hog); pp, -p frames -f 1 -d us -z 0 -k with the other pp
+# client's FIFOs: a token passed through two FIFOs makes each job wait for
+# the other client's previous one (ping_pong's chain; its rate is printed
+# as the time a job takes against its 1 ms). Priorities become weights as
+# 128 >> vruntime_shift: high 32, normal 8, low 1. Figures over the middle
+# DRM_S - 2 s of each run from the host's accounting: GPU share, workloads
+# per second; the submit-to-dispatch waits (p50/p99/max, us) are the vGPU's
+# whole run's. GVTg_V5_8 vGPUs (384 MB of high GM, 6 of the simulated
+# GPU's 54 slots): 9 fit the default static allocator; a case with more
+# runs under gscale, which shares slots (a switch-in then copies the
+# vGPU's GTT entries), and the allocator is set back after it. A GPU has
+# at most 16 vGPUs (MAX_VGPUS): many-31 cannot run, and many-16 runs its
+# clients (2 x 1 ms jobs) at that count.
 DRM_S=6
-DRM_CASES="normal-normal normal:1:8000:async:0 normal:1:8000:async:0
+DRM_CASES="ping-pong normal:1:1000:pp:0 normal:1:1000:pp:0
+normal-normal normal:1:8000:async:0 normal:1:8000:async:0
 normal-low normal:1:8000:async:0 low:1:8000:async:0
 high-normal high:1:8000:async:0 normal:1:8000:async:0
 high-low high:1:8000:async:0 low:1:8000:async:0
@@ -290,6 +300,7 @@ many-2 2*normal:4:1000:sync:0
 many-3 3*normal:4:1000:sync:0
 many-7 7*normal:4:1000:sync:0
 many-13 13*normal:4:1000:sync:0
+many-16 16*normal:2:1000:sync:0
 many-31 31*normal:2:1000:sync:0"
 
 # drm_weight PRIO: the gvt-rs weight of a DRM priority.
@@ -310,11 +321,21 @@ drm_case() {
 		esac
 	done
 	n=$(echo "$clients" | wc -w)
-	if [ "$(cat "$TYPES/gvtsim-GVTg_V5_8/available_instances")" -lt "$n" ]; then
-		printf '  %-22s %-14s %s\n' "$name" "$v" "skipped: $n vGPUs do not fit"
-		return 0
+	# More than the static allocator fits: gscale, set back afterwards.
+	alloc=$(sed -n 's/.*\[\([^]]*\)\].*/\1/p' "$GPU/gm_allocator")
+	fit=$(cat "$TYPES/gvtsim-GVTg_V5_8/available_instances")
+	if [ "$fit" -lt "$n" ]; then
+		echo gscale >"$GPU/gm_allocator" || return 1
+		fit=$(cat "$TYPES/gvtsim-GVTg_V5_8/available_instances")
+		if [ "$fit" -lt "$n" ]; then
+			echo "$alloc" >"$GPU/gm_allocator"
+			printf '  %-22s %-16s %s\n' "$name" "$v" "skipped: $n vGPUs, a GPU has at most $fit (MAX_VGPUS) under any allocator"
+			return 0
+		fi
 	fi
 	list=
+	pp=0
+	rm -f /tmp/bench_pp0 /tmp/bench_pp1
 	for c in $clients; do
 		IFS=: read -r prio jobs us mode sleep_us <<EOF3
 $c
@@ -322,12 +343,19 @@ EOF3
 		new_vgpu GVTg_V5_8 || return 1
 		drm_weight "$prio" >"/sys/bus/mdev/devices/$new/gvt_rs/weight"
 		list="$list $new"
-		if [ "$mode" = sync ]; then
-			"$GUEST" -p frames -f "$jobs" -d "$us" -z "$sleep_us" -t "$DRM_S" "$new" >/dev/null 2>&1 &
-		else
-			"$GUEST" -p compute -q 8 -d "$us" -t "$DRM_S" "$new" >/dev/null 2>&1 &
-		fi
+		case $mode in
+		sync) "$GUEST" -p frames -f "$jobs" -d "$us" -z "$sleep_us" -t "$DRM_S" "$new" >/dev/null 2>&1 & ;;
+		async) "$GUEST" -p compute -q 8 -d "$us" -t "$DRM_S" "$new" >/dev/null 2>&1 & ;;
+		pp)
+			[ $pp = 1 ] || mkfifo /tmp/bench_pp0 /tmp/bench_pp1 || return 1
+			"$GUEST" -p frames -f "$jobs" -d "$us" -z 0 -k "/tmp/bench_pp$pp,/tmp/bench_pp$((1 - pp))" \
+				-t "$DRM_S" "$new" >/dev/null 2>&1 &
+			pp=1
+			;;
+		esac
 	done
+	# The chain's first token, to the first client (the open waits for it).
+	[ $pp = 0 ] || timeout 30 sh -c 'printf t >/tmp/bench_pp0' || return 1
 	sleep 1
 	s0=
 	for u in $list; do
@@ -346,16 +374,24 @@ EOF3
 	done
 	wait
 	for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
-	echo "$t0 $t1 | $clients | $s0 | $s1 | $lat" | awk -v name="$name" -v pol="$v" -F'|' '
+	rm -f /tmp/bench_pp0 /tmp/bench_pp1
+	echo "$alloc" >"$GPU/gm_allocator"
+	echo "$t0 $t1 | $clients | $s0 | $s1 | $lat" | awk -v name="$name" -v pol="$v" -v pp="$pp" -F'|' '
 	{ split($1, t, " "); wall = t[2] - t[1]; n = split($2, c, " ")
 	  split($3, a, " "); split($4, b, " "); split($5, l, " ")
 	  if (n <= 2) {
+	      jobs = 0
 	      for (i = 1; i <= n; i++) {
 		  split(c[i], p, ":")
+		  jobs += (b[2 * i] - a[2 * i]) / wall
 		  printf "  %-22s %-16s c%d %-6s %6.1f %8.1f %22s\n", i == 1 ? name : "", i == 1 ? pol : "", i - 1, p[1],
 		      (b[2 * i - 1] - a[2 * i - 1]) / 1e9 / wall * 100, (b[2 * i] - a[2 * i]) / wall,
 		      sprintf("%d/%d/%d", l[3 * i - 2] / 1000, l[3 * i - 1] / 1000, l[3 * i] / 1000)
 	      }
+	      # The chain: a job every 1/jobs s, against its 1 ms alone.
+	      if (pp && jobs > 0)
+		  printf "  %-22s %-16s chain: %.1f jobs/s, %.0f us a job (%.0f us over its 1000), 1000 jobs in %.0f ms\n",
+		      "", "", jobs, 1e6 / jobs, 1e6 / jobs - 1000, 1e6 / jobs
 	  } else {
 	      gmin = -1; gmax = 0; jmin = -1; jmax = 0; p50 = 0; p99 = 0; mx = 0
 	      for (i = 1; i <= n; i++) {
