@@ -397,12 +397,14 @@ pub struct PingPong {
     pub max_us: f64,
 }
 
-/// The chain under `s` with a switch costing `switch_cost_us`.
-pub fn ping_pong(s: Sched, switch_cost_us: u64) -> PingPong {
+/// The chain under `s` with a switch costing `switch_cost_us` (and, for
+/// a gvt-rs policy, `tunables`).
+pub fn ping_pong(s: Sched, switch_cost_us: u64, tunables: &[(Tunable, u64)]) -> PingPong {
     let cfg = Config {
         warmup_ns: FIRST_NS,
         duration_ns: FIRST_NS + LIMIT_NS,
         switch_cost_ns: switch_cost_us * US,
+        tunables: tunables.to_vec(),
         ..Config::default()
     };
     let r = run_sched(&ping_pong_vms(), &[Normal, Normal], s, cfg);
@@ -423,7 +425,8 @@ pub fn ping_pong(s: Sched, switch_cost_us: u64) -> PingPong {
 }
 
 /// The ping-pong table: a row per scheduler and per-switch cost (the
-/// table's costs and `extra_cost_us`, if another).
+/// table's costs and `extra_cost_us`, if another), and `sfq` again
+/// without its hold of an emptied turn (`idle_threshold_us` = 0).
 pub fn ping_pong_table(extra_cost_us: u64) -> String {
     let mut costs = PING_PONG_COSTS_US.to_vec();
     if !costs.contains(&extra_cost_us) {
@@ -440,9 +443,15 @@ pub fn ping_pong_table(extra_cost_us: u64) -> String {
         PING_PONG_JOB_US
     );
     let mut rows = Vec::new();
-    for &s in SCHEDS {
+    let sfq0: &[(Tunable, u64)] = &[(Tunable::IdleThresholdUs, 0)];
+    let runs = SCHEDS.iter().map(|&s| (s, s.name(), &[][..])).chain([(
+        Sched::Core(Policy::Sfq, 0),
+        "sfq idle_threshold 0".to_string(),
+        sfq0,
+    )]);
+    for (s, name, tun) in runs {
         for (k, &c) in costs.iter().enumerate() {
-            let p = ping_pong(s, c);
+            let p = ping_pong(s, c, tun);
             let (total, over) = p.total_ns.map_or(("-".into(), "-".into()), |t| {
                 (
                     format!("{:.1}", t as f64 / 1e6),
@@ -453,7 +462,7 @@ pub fn ping_pong_table(extra_cost_us: u64) -> String {
                 )
             });
             rows.push(vec![
-                if k == 0 { s.name() } else { String::new() },
+                if k == 0 { name.clone() } else { String::new() },
                 c.to_string(),
                 total,
                 over,
@@ -900,7 +909,7 @@ mod tests {
         // per hand-over, and each client runs its 500 jobs.
         for s in [Sched::DrmFair(1), Sched::Core(Policy::Eevdf, 0)] {
             for cost in [0, 100] {
-                let p = ping_pong(s, cost);
+                let p = ping_pong(s, cost, &[]);
                 assert_eq!(
                     p.total_ns,
                     Some(1000 * MS + 999 * cost * US),
@@ -910,12 +919,16 @@ mod tests {
                 assert_eq!(p.held_ns, 0);
             }
         }
-        assert_eq!(ping_pong(Sched::DrmFair(1), 0).switches, 999);
+        assert_eq!(ping_pong(Sched::DrmFair(1), 0, &[]).switches, 999);
         // sfq holds each turn idle_threshold_us (200) for more work that
         // cannot come before the other client's job has run.
-        let p = ping_pong(Sched::Core(Policy::Sfq, 0), 0);
+        let sfq = Sched::Core(Policy::Sfq, 0);
+        let p = ping_pong(sfq, 0, &[]);
         let total = p.total_ns.unwrap();
         assert!((1199 * MS..1200 * MS).contains(&total), "{total} ns");
         assert!((199 * MS..200 * MS).contains(&p.held_ns), "{}", p.held_ns);
+        // Without the hold, the ideal.
+        let p = ping_pong(sfq, 0, &[(Tunable::IdleThresholdUs, 0)]);
+        assert_eq!((p.total_ns, p.held_ns), (Some(1000 * MS), 0));
     }
 }
