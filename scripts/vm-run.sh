@@ -16,7 +16,7 @@
 # GVT_RS_TEST_TIMEOUT (seconds each selftest may run, default 1200: the
 # runner then stops it, scripts/vm/run-tests.sh),
 # GVT_RS_BENCH (bench: the parts to run, comma-separated from path, frames,
-# switch, attacks; default all), GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
+# switch, attacks, drm; default all), GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
 # build it first with scripts/build-kernel.sh FLAVOUR).
 #
 # The tests of $DEBIAN_TESTS need Debian's libvirt: a run that names them
