@@ -26,7 +26,8 @@ cargo build --release -q --bin gvt-sim --bin gvt-bench
 sim=$(cargo metadata --format-version 1 --no-deps 2>/dev/null |
 	sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release
 "$sim/gvt-sim" all --out "$out" >/dev/null
-for f in fig4 vmcg issue187 fig11 mixes interactive fairgv joinleave-tbs joinleave-vmcg joinleave-sfq drmfair; do
+"$sim/gvt-sim" drmtune >"$out/drmtune.txt"
+for f in fig4 vmcg issue187 fig11 mixes interactive fairgv joinleave-tbs joinleave-vmcg joinleave-sfq drmfair drmtune; do
 	echo "-- $f"
 	cat "$out/$f.txt"
 done

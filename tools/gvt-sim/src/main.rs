@@ -4,7 +4,10 @@
 
 mod sched;
 
-use gvt_core::sched::Policy;
+use gvt_core::sched::{
+    Policy,
+    Tunable, //
+};
 use sched::engine::{
     run,
     Config,
@@ -13,6 +16,7 @@ use sched::engine::{
 };
 use sched::{
     drm,
+    drmtune,
     plot,
     report,
     scenarios, //
@@ -34,7 +38,9 @@ commands:
   fairgv                    FairGV Figs. 8/9 shape: min-max and aggregated overhead, coscheduling
   anticipate                eevdf's anticipation (anticipate_us) over every other scenario: its cost
   drmfair                   the DRM scheduler's KUnit scenarios: its fair policy (modelled) vs gvt-rs policies
-                            (--switch-cost-us N: one more switch cost for the ping-pong chain)
+                            (--switch-cost-us N: one more switch cost for the ping-pong chain;
+                            --set: every gvt-rs policy with these tunables)
+  drmtune                   drmfair's many-clients waits under sfq and eevdf per tunable setting, and their cost
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
@@ -144,6 +150,12 @@ fn config(o: &Opts, base: &Config) -> Result<Config, String> {
     Ok(c)
 }
 
+/// The core tunables of `--set`, for the commands that build their own
+/// configurations (`drmfair`).
+fn sets(o: &Opts) -> Result<Vec<(Tunable, u64)>, String> {
+    o.sets.iter().map(|s| report::parse_set(s)).collect()
+}
+
 fn write(path: &str, data: &str) -> Result<(), String> {
     std::fs::write(path, data).map_err(|e| format!("{path}: {e}"))
 }
@@ -226,7 +238,8 @@ fn real_main(o: &Opts) -> Result<(), String> {
             "{}",
             report::anticipation_cost(&config(o, &Config::default())?)
         ),
-        "drmfair" => print!("{}", drm::report(o.switch_cost_us)),
+        "drmfair" => print!("{}", drm::report(o.switch_cost_us, &sets(o)?)),
+        "drmtune" => print!("{}", drmtune::report()),
         "all" => {
             let dir = o.out.as_deref().ok_or("all needs --out DIR")?;
             std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
@@ -262,7 +275,7 @@ fn real_main(o: &Opts) -> Result<(), String> {
                     "anticipate.txt",
                     report::anticipation_cost(&config(o, &Config::default())?),
                 ),
-                ("drmfair.txt", drm::report(o.switch_cost_us)),
+                ("drmfair.txt", drm::report(o.switch_cost_us, &sets(o)?)),
             ];
             for p in [Policy::Tbs, Policy::Vmcg, Policy::Sfq] {
                 let s = scen("joinleave")?;

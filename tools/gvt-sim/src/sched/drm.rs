@@ -328,11 +328,17 @@ pub fn vms(case: &Case, m: Mapping) -> Vec<VmSpec> {
         .collect()
 }
 
-fn run_until(case: &Case, m: Mapping, s: Sched, until_ns: u64) -> RunResult {
+/// Core tunables (`--set`, by the kernel's sysfs names) that every gvt-rs
+/// policy of a comparison runs with; a row's own setting (anticipation)
+/// comes after them and wins. drm-fair has none.
+pub type Tunables<'a> = &'a [(Tunable, u64)];
+
+fn run_until(case: &Case, m: Mapping, s: Sched, until_ns: u64, tun: Tunables<'_>) -> RunResult {
     let prios: Vec<Prio> = case.clients.iter().map(|c| c.prio).collect();
     let cfg = Config {
         warmup_ns: FIRST_NS,
         duration_ns: until_ns,
+        tunables: tun.to_vec(),
         ..Config::default()
     };
     run_sched(&vms(case, m), &prios, s, cfg)
@@ -426,8 +432,9 @@ pub fn ping_pong(s: Sched, switch_cost_us: u64, tunables: &[(Tunable, u64)]) -> 
 
 /// The ping-pong table: a row per scheduler and per-switch cost (the
 /// table's costs and `extra_cost_us`, if another), and `sfq` again
-/// without its hold of an emptied turn (`idle_threshold_us` = 0).
-pub fn ping_pong_table(extra_cost_us: u64) -> String {
+/// without its hold of an emptied turn (`idle_threshold_us` = 0, after
+/// `tun`).
+pub fn ping_pong_table(extra_cost_us: u64, tun: Tunables<'_>) -> String {
     let mut costs = PING_PONG_COSTS_US.to_vec();
     if !costs.contains(&extra_cost_us) {
         costs.push(extra_cost_us);
@@ -443,11 +450,12 @@ pub fn ping_pong_table(extra_cost_us: u64) -> String {
         PING_PONG_JOB_US
     );
     let mut rows = Vec::new();
-    let sfq0: &[(Tunable, u64)] = &[(Tunable::IdleThresholdUs, 0)];
-    let runs = SCHEDS.iter().map(|&s| (s, s.name(), &[][..])).chain([(
+    let mut sfq0 = tun.to_vec();
+    sfq0.push((Tunable::IdleThresholdUs, 0));
+    let runs = SCHEDS.iter().map(|&s| (s, s.name(), tun)).chain([(
         Sched::Core(Policy::Sfq, 0),
         "sfq idle_threshold 0".to_string(),
-        sfq0,
+        &sfq0[..],
     )]);
     for (s, name, tun) in runs {
         for (k, &c) in costs.iter().enumerate() {
@@ -502,9 +510,10 @@ pub struct Outcome {
 
 /// Runs `case` to its end, then again up to the first client's end (the
 /// run is deterministic: the second is the first's prefix, measured from
-/// [`FIRST_NS`]). Done times are from [`FIRST_NS`].
-pub fn outcome(case: &Case, m: Mapping, s: Sched) -> Outcome {
-    let full = run_until(case, m, s, FIRST_NS + LIMIT_NS);
+/// [`FIRST_NS`]). Done times are from [`FIRST_NS`]. A gvt-rs policy runs
+/// with `tun`.
+pub fn outcome(case: &Case, m: Mapping, s: Sched, tun: Tunables<'_>) -> Outcome {
+    let full = run_until(case, m, s, FIRST_NS + LIMIT_NS, tun);
     let end = full
         .vms
         .iter()
@@ -512,7 +521,7 @@ pub fn outcome(case: &Case, m: Mapping, s: Sched) -> Outcome {
         .min()
         .unwrap_or(FIRST_NS + LIMIT_NS);
     Outcome {
-        r: run_until(case, m, s, end.max(FIRST_NS + 1)),
+        r: run_until(case, m, s, end.max(FIRST_NS + 1), tun),
         done: full
             .vms
             .iter()
@@ -598,6 +607,15 @@ pub fn weighted(case: &Case) -> bool {
     case.clients.iter().any(|c| c.prio != case.clients[0].prio)
 }
 
+/// `tun` as `--set` spells it: `name=value` by sysfs name, comma-separated.
+pub fn sets_name(tun: Tunables<'_>) -> String {
+    let v: Vec<String> = tun
+        .iter()
+        .map(|&(t, x)| format!("{}={x}", super::tunables::name(t)))
+        .collect();
+    v.join(", ")
+}
+
 fn opt_ms(d: Option<f64>) -> String {
     d.map_or("-".into(), |d| format!("{d:.0}"))
 }
@@ -635,13 +653,13 @@ fn header(case: &Case, m: Mapping) -> String {
 }
 
 /// The table of one case: a row per scheduler and client (per scheduler in
-/// the many-clients suite).
-pub fn case_table(case: &Case, m: Mapping) -> String {
+/// the many-clients suite), gvt-rs policies with `tun`.
+pub fn case_table(case: &Case, m: Mapping, tun: Tunables<'_>) -> String {
     let mut o = header(case, m);
     let mut rows = Vec::new();
     if case.suite == Suite::Many {
         for &s in SCHEDS {
-            let out = outcome(case, m, s);
+            let out = outcome(case, m, s, tun);
             let f = figures(case, m, &out);
             let fair = metrics::fairness(out.r.vms.iter().map(|v| (1, v.busy_ns)));
             let lo = |g: fn(&ClientFig) -> f64| f.iter().map(g).fold(f64::INFINITY, f64::min);
@@ -678,7 +696,7 @@ pub fn case_table(case: &Case, m: Mapping) -> String {
         return o;
     }
     for &s in SCHEDS {
-        let out = outcome(case, m, s);
+        let out = outcome(case, m, s, tun);
         let f = figures(case, m, &out);
         for (i, c) in f.iter().enumerate() {
             let ratio = if i == 0 && f.len() == 2 && out.r.vms[1].busy_ns > 0 {
@@ -715,8 +733,9 @@ pub fn case_table(case: &Case, m: Mapping) -> String {
 }
 
 /// Per case: the interactive client's p99 and the largest share error,
-/// drm-fair against the best gvt-rs policy for each.
-pub fn summary(cases: &[Case], m: Mapping) -> String {
+/// drm-fair against the best gvt-rs policy for each (gvt-rs policies with
+/// `tun`).
+pub fn summary(cases: &[Case], m: Mapping, tun: Tunables<'_>) -> String {
     let mut rows = Vec::new();
     for case in cases {
         if m != Mapping::Shift && !weighted(case) {
@@ -727,7 +746,7 @@ pub fn summary(cases: &[Case], m: Mapping) -> String {
         let mut p99 = Vec::new();
         let mut err = Vec::new();
         for &s in SCHEDS {
-            let out = outcome(case, m, s);
+            let out = outcome(case, m, s, tun);
             let f = figures(case, m, &out);
             // Many equal clients: the worst one's p99.
             let p = match k {
@@ -800,30 +819,35 @@ pub fn summary(cases: &[Case], m: Mapping) -> String {
 /// The whole comparison: every case under the first mapping (the
 /// ping-pong chain after the queue overhead, as upstream orders them,
 /// with `extra_cost_us` among its switch costs), the weighted pairs again
-/// under the second, and the summaries.
-pub fn report(extra_cost_us: u64) -> String {
+/// under the second, and the summaries. Every gvt-rs policy runs with
+/// `tun` (named in the header if any: without, the published report).
+pub fn report(extra_cost_us: u64, tun: Tunables<'_>) -> String {
     let cases = cases();
     let mut o = String::from(
         "# tests_scheduler.c scenarios: the upstream fair DRM scheduler's model (drm-fair, 1 and 2 credits) and gvt-rs policies\n\
          # figures over the time every client ran (until the first one's last job completed); gpu% of that time;\n\
-         # want%: weighted max-min share capped by demand; p50/p99/max: submit-to-start wait; done: the client's last job\n\n",
+         # want%: weighted max-min share capped by demand; p50/p99/max: submit-to-start wait; done: the client's last job\n",
     );
+    if !tun.is_empty() {
+        let _ = writeln!(o, "# gvt-rs policies with {}", sets_name(tun));
+    }
+    o.push('\n');
     for m in [Mapping::Shift, Mapping::Decade] {
         let _ = writeln!(o, "## {}\n", m.name());
         for case in &cases {
             if m == Mapping::Decade && !weighted(case) {
                 continue;
             }
-            o.push_str(&case_table(case, m));
+            o.push_str(&case_table(case, m, tun));
             o.push('\n');
             if m == Mapping::Shift && case.suite == Suite::Overhead {
-                o.push_str(&ping_pong_table(extra_cost_us));
+                o.push_str(&ping_pong_table(extra_cost_us, tun));
                 o.push('\n');
             }
         }
     }
     for m in [Mapping::Shift, Mapping::Decade] {
-        o.push_str(&summary(&cases, m));
+        o.push_str(&summary(&cases, m, tun));
         o.push('\n');
     }
     o
@@ -887,7 +911,7 @@ mod tests {
         let c = cases();
         let jobs = |name: &str, s: Sched| {
             let case = c.iter().find(|c| c.name == name).unwrap();
-            let o = outcome(case, Mapping::Shift, s);
+            let o = outcome(case, Mapping::Shift, s, &[]);
             (o.r.vms[0].completed, o.r.vms[1].completed)
         };
         for s in [Sched::DrmFair(1), Sched::DrmFair(2)] {

@@ -4,6 +4,7 @@
 
 pub mod drm;
 pub mod drmfair;
+pub mod drmtune;
 pub mod engine;
 pub mod plot;
 pub mod report;

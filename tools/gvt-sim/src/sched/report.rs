@@ -944,6 +944,10 @@ pub fn parse_set(s: &str) -> Result<(Tunable, u64), String> {
     let (k, v) = s.split_once('=').ok_or("expected name=value")?;
     let t = super::tunables::by_name(k).ok_or_else(|| format!("unknown tunable {k}"))?;
     let v = v.parse::<u64>().map_err(|e| format!("{k}: {e}"))?;
+    let (lo, hi) = t.range();
+    if !(lo..=hi).contains(&v) {
+        return Err(format!("{k}: {v} is outside {lo}..={hi}"));
+    }
     Ok((t, v))
 }
 
@@ -1155,6 +1159,15 @@ mod tests {
             .starts_with("sfq_slice_us: "));
         assert!(parse_set("sfq_slice_us=6ms").is_err());
         assert!(parse_set("sfq_slice_us=-1").is_err());
+        // The core's range, as the sysfs file enforces it.
+        assert_eq!(
+            parse_set("sfq_slice_us=99"),
+            Err("sfq_slice_us: 99 is outside 100..=1000000".into())
+        );
+        assert_eq!(
+            parse_set("idle_threshold_us=0"),
+            Ok((Tunable::IdleThresholdUs, 0))
+        );
     }
 
     #[test]
