@@ -30,9 +30,9 @@
 //!   [`SwitchPlan::copy_low`]) into the hardware GTT and invalidate once.
 //! * every sample period (1 s): [`SlotPool::sample`] per vGPU with its busy
 //!   fraction in ppm, then [`SlotPool::tick`] at a switch point; apply moves.
-//!   To keep the `cost` search (about 1 ms for 16 vGPUs) out of the lock
-//!   (the kernel engine does not: it runs it inline, see `gm-slots.rst`),
-//!   set [`SlotPool::set_deferred_replace`]: when
+//!   To keep the `cost` search (1.3-1.9 ms for 16 vGPUs, 13-15 ms for 64,
+//!   `gvt-slots bench`) out of the lock, as the kernel engine does (see
+//!   `gm-slots.rst`), set [`SlotPool::set_deferred_replace`]: when
 //!   [`SlotPool::replace_pending`], clone the pool under the lock, call
 //!   [`SlotPool::plan_replace`] on the clone unlocked, then
 //!   [`SlotPool::apply_replace`] under the lock (`Busy`: retry next tick).

@@ -626,11 +626,12 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Makes `tick` leave the periodic re-placement to the caller (default
-    /// off). The `cost` allocator's search takes about a millisecond for 16
-    /// vGPUs (see the benchmarks); with this on, `tick` only raises
-    /// [`SlotPool::replace_pending`], and the kernel clones the pool under
-    /// the lock, runs [`SlotPool::plan_replace`] on the clone without the
-    /// lock, and applies the plan with [`SlotPool::apply_replace`].
+    /// off). The `cost` allocator's search takes 1.3-1.9 ms for 16 vGPUs
+    /// and 13-15 ms for 64 (`gvt-slots bench`); with this on, `tick` only
+    /// raises [`SlotPool::replace_pending`], and the kernel copies the pool
+    /// under its locks, runs [`SlotPool::plan_replace`] on the copy from a
+    /// work item without them, and applies the plan with
+    /// [`SlotPool::apply_replace`] at the next switch point.
     pub fn set_deferred_replace(&mut self, on: bool) {
         self.deferred = on;
         if !on {
@@ -654,13 +655,14 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Applies a plan made on a clone. Fails with `Busy` (nothing changed,
     /// the re-placement stays pending) if a vGPU was created, destroyed,
-    /// parked or moved since the clone was taken.
+    /// parked or moved since the clone was taken. A plan that relocation,
+    /// turned off since, no longer allows is dropped (no moves).
     pub fn apply_replace(&mut self, plan: &ReplacePlan<V>) -> Result<Moves<V>, Error> {
         if plan.generation != self.generation {
             return Err(Error::Busy);
         }
         let mut moves = Moves::new();
-        if let Some(items) = &plan.items {
+        if let Some(items) = plan.items.as_ref().filter(|_| self.replaces()) {
             self.apply(items, &mut moves);
         }
         self.account(&moves);

@@ -745,6 +745,13 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
     let snap = format!("{p:?}");
     assert_eq!(p.apply_replace(&plan).unwrap_err(), Error::Busy);
     assert_eq!(format!("{p:?}"), snap);
+    // A plan made before relocation was turned off moves nothing.
+    let mut p = setup(true);
+    p.tick(20_000 * MS);
+    let plan = p.clone().plan_replace();
+    p.set_relocation(false);
+    assert!(p.apply_replace(&plan).unwrap().is_empty());
+    assert!(!p.replace_pending());
 }
 
 #[test]
