@@ -30,10 +30,18 @@
 //! [`Provider::load_gtt`] and [`Provider::relocate`] run under it). Neither
 //! is held while allocating: everything is allocated when the GPU or the
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
-//! process context: hrtimer callbacks defer to a work item first. The slot
-//! allocators' periodic re-placement is planned under both (in
-//! [`Engine::pick`], see `VgpuTable::sample`): a `cost` search holds them
-//! for up to about 1 ms once per re-placement period.
+//! process context: hrtimer callbacks defer to a work item first.
+//!
+//! Every hold is short, whatever the number of vGPUs: the scheduler's calls
+//! are O(log n) (see `Documentation/gvt-rs/scheduling.rst`), and the slot
+//! allocators' periodic re-placement, a `cost` search of 1.3-1.9 ms for 16
+//! vGPUs and 13-15 ms for 64, is planned outside both locks: at a switch
+//! point [`Engine::pick`] copies the pool into a preallocated snapshot and
+//! queues the [`Replanner`]'s work item, which plans on the snapshot; the
+//! next switch point applies the plan under the locks, unless a placement
+//! changed meanwhile (then it plans again). The longest hold of each lock
+//! is kept in [`Counters::policy_lock_max_ns`] and
+//! [`Counters::slots_lock_max_ns`].
 
 mod kunit;
 pub mod sysfs;
@@ -41,6 +49,7 @@ mod trace;
 
 use crate::gvt_core::{
     engine::{
+        apply_replace,
         ensure_resident,
         Observer,
         VgpuTable, //
@@ -60,24 +69,42 @@ use crate::gvt_core::{
         Move,
         Placement,
         PoolConfig,
+        ReplacePlan,
         SlotPool, //
     },
     Error as CoreError, //
 };
-use core::sync::atomic::{
-    AtomicBool,
-    AtomicU64,
-    Ordering, //
+use core::{
+    ops::{
+        Deref,
+        DerefMut, //
+    },
+    sync::atomic::{
+        AtomicBool,
+        AtomicU64,
+        Ordering, //
+    },
 };
 use kernel::{
     new_mutex,
     prelude::*,
-    sync::Mutex,
+    sync::{
+        Arc,
+        Mutex,
+        MutexGuard, //
+    },
     time::{
         Instant,
         Monotonic, //
     },
-    warn_on, //
+    warn_on,
+    workqueue::{
+        self,
+        impl_has_work,
+        new_work,
+        Work,
+        WorkItem, //
+    }, //
 };
 
 pub use crate::gvt_core::engine::{
@@ -134,11 +161,103 @@ pub struct Counters {
     /// Time spent deciding ([`Engine::pick`]), ns: the engine's locks, and
     /// the provider's scheduling lock, are held meanwhile.
     pub pick_ns: AtomicU64,
+    /// The longest hold of the policy lock since the engine was made, ns.
+    pub policy_lock_max_ns: AtomicU64,
+    /// The longest hold of the slot lock since the engine was made, ns.
+    pub slots_lock_max_ns: AtomicU64,
+    /// Re-placements planned outside the locks and applied.
+    pub replans: AtomicU64,
+    /// Re-placements planned outside the locks and refused at the switch
+    /// point because a placement changed meanwhile (planned again).
+    pub replans_stale: AtomicU64,
 }
 
 impl Counters {
     fn bump(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A held engine lock that, when released, records how long it was held
+/// in the largest-hold counter `max`: the figure a latency-sensitive path
+/// waiting for the lock may have to wait.
+struct Held<'a, T> {
+    guard: MutexGuard<'a, T>,
+    since: Instant<Monotonic>,
+    max: &'a AtomicU64,
+}
+
+impl<'a, T> Held<'a, T> {
+    fn lock(m: &'a Mutex<T>, max: &'a AtomicU64) -> Self {
+        let guard = m.lock();
+        Self {
+            guard,
+            since: Instant::now(),
+            max,
+        }
+    }
+}
+
+impl<T> Deref for Held<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.guard
+    }
+}
+
+impl<T: Unpin> DerefMut for Held<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.guard
+    }
+}
+
+impl<T> Drop for Held<'_, T> {
+    fn drop(&mut self) {
+        // Runs before `guard` is dropped: the lock is still held.
+        let ns = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(0);
+        self.max.fetch_max(ns, Ordering::Relaxed);
+    }
+}
+
+/// What the [`Replanner`] and [`Engine::pick`] share.
+struct ReplanState {
+    /// The pool as it was when the re-placement became due.
+    snapshot: KBox<Pool>,
+    /// The plan made on it, until a switch point applies it.
+    plan: Option<ReplacePlan<MAX_VGPUS>>,
+}
+
+/// Plans the slot allocators' periodic re-placement on a snapshot of the
+/// pool, from a work item, outside the engine's locks.
+///
+/// # Invariants
+///
+/// While `busy` is set, the work item owns `state`: [`Engine::pick`] does
+/// not lock it (so a plan being made never delays a decision), and sets
+/// `busy` again only after it queued the work item.
+#[pin_data]
+struct Replanner {
+    #[pin]
+    work: Work<Replanner>,
+    busy: AtomicBool,
+    #[pin]
+    state: Mutex<ReplanState>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Replanner { self.work }
+}
+
+impl WorkItem for Replanner {
+    type Pointer = Arc<Replanner>;
+
+    fn run(this: Arc<Replanner>) {
+        let mut st = this.state.lock();
+        let plan = st.snapshot.plan_replace();
+        st.plan = Some(plan);
+        drop(st);
+        this.busy.store(false, Ordering::Release);
     }
 }
 
@@ -165,10 +284,10 @@ impl From<CoreError> for Error {
     }
 }
 
-// The scheduler (about 7 KB) and the slot pool (about 10 KB) must not be
-// built on a 16 KB kernel stack: their constructors are `const`, so they are
-// evaluated at compile time and copied from read-only data straight into
-// their heap allocations (`KBox::new_copy`).
+// The scheduler (about 22 KB at 16 vGPUs) and the slot pool (about 10 KB)
+// must not be built on a 16 KB kernel stack: their constructors are
+// `const`, so they are evaluated at compile time and copied from read-only
+// data straight into their heap allocations (`KBox::new_copy`).
 
 #[inline(never)]
 fn boxed_sched() -> Result<KBox<Sched>> {
@@ -191,11 +310,13 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
     if !cfg.relocate {
         pool.set_relocation(false);
     }
+    // Planned outside the locks (`Replanner`).
+    pool.set_deferred_replace(true);
     Ok(pool)
 }
 
 /// The policy engine of one GPU.
-#[pin_data]
+#[pin_data(PinnedDrop)]
 pub struct Engine {
     cfg: GpuConfig,
     /// The GPU's name (sysfs directory, trace events).
@@ -214,6 +335,17 @@ pub struct Engine {
     /// A placement moved ranges since [`Engine::ensure_resident`] last
     /// found the running vGPU resident: the next dispatch checks again.
     layout_changed: AtomicBool,
+    /// Plans re-placements outside the locks.
+    replanner: Arc<Replanner>,
+}
+
+#[pinned_drop]
+impl PinnedDrop for Engine {
+    fn drop(self: Pin<&mut Self>) {
+        // No plan is made after this, and none is being made: the work
+        // item's code stays until it returned.
+        Work::<Replanner>::disable_sync(&self.replanner);
+    }
 }
 
 /// The host CPU a vGPU's completion delivery took: the provider's work
@@ -253,6 +385,18 @@ impl Engine {
         }
         let sched = boxed_sched()?;
         let pool = boxed_pool(&cfg)?;
+        let snapshot = boxed_pool(&cfg)?;
+        let replanner = Arc::pin_init(
+            pin_init!(Replanner {
+                work <- new_work!("gvt_rs::Replanner::work"),
+                busy: AtomicBool::new(false),
+                state <- new_mutex!(ReplanState {
+                    snapshot,
+                    plan: None,
+                }, "gvt_rs_replan"),
+            }),
+            GFP_KERNEL,
+        )?;
         Ok(try_pin_init!(Self {
             cfg,
             name,
@@ -266,7 +410,18 @@ impl Engine {
             ignored: [const { AtomicU64::new(0) }; MAX_VGPUS],
             delivery: [const { DeliveryCost::new() }; MAX_VGPUS],
             layout_changed: AtomicBool::new(true),
+            replanner,
         }? Error))
+    }
+
+    /// Takes the policy lock, timed.
+    fn lock_policy(&self) -> Held<'_, PolicyState> {
+        Held::lock(&self.policy, &self.counters.policy_lock_max_ns)
+    }
+
+    /// Takes the slot lock, timed (after the policy lock, if both).
+    fn lock_slots(&self) -> Held<'_, SlotState> {
+        Held::lock(&self.slots, &self.counters.slots_lock_max_ns)
     }
 
     /// The GPU's fixed properties.
@@ -317,9 +472,9 @@ impl Engine {
         weight: u32,
     ) -> Result<VgpuId> {
         let now = self.now_ns();
-        let mut guard = self.policy.lock();
+        let mut guard = self.lock_policy();
         let st = &mut *guard;
-        let mut sl = self.slots.lock();
+        let mut sl = self.lock_slots();
         let id = st.table.place(
             &self.cfg,
             &mut sl.pool,
@@ -341,7 +496,7 @@ impl Engine {
     /// A placed vGPU enters the scheduler, stopped, with its type's weight
     /// (GVT-g: `init_vgpu`). `EINVAL` unless placed and not attached yet.
     pub fn attach_vgpu(&self, id: VgpuId) -> Result {
-        let mut guard = self.policy.lock();
+        let mut guard = self.lock_policy();
         let st = &mut *guard;
         Ok(st.table.attach(&mut st.sched, id)?)
     }
@@ -350,7 +505,7 @@ impl Engine {
     /// `clean_vgpu`); its placement stays until [`Engine::unplace_vgpu`].
     /// `EBUSY` while started or busy, `EINVAL` if not attached.
     pub fn detach_vgpu(&self, id: VgpuId) -> Result {
-        let mut guard = self.policy.lock();
+        let mut guard = self.lock_policy();
         let st = &mut *guard;
         Ok(st.table.detach(&mut st.sched, id)?)
     }
@@ -359,15 +514,15 @@ impl Engine {
     /// `EBUSY` while still attached, `EINVAL` for an unknown id.
     pub fn unplace_vgpu<P: Provider + ?Sized>(&self, p: &P, id: VgpuId) -> Result {
         let now = self.now_ns();
-        let mut st = self.policy.lock();
-        let mut sl = self.slots.lock();
+        let mut st = self.lock_policy();
+        let mut sl = self.lock_slots();
         Ok(st.table.unplace(&mut sl.pool, p, self, id, now)?)
     }
 
     /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
     pub fn start(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.start(id, now)?)
+        Ok(self.lock_policy().sched.start(id, now)?)
     }
 
     /// The vGPU stops being schedulable; its queued (not in-flight) work is
@@ -375,7 +530,7 @@ impl Engine {
     /// and reset; a GVT-g vGPU being destroyed).
     pub fn stop(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.stop(id, now)?)
+        Ok(self.lock_policy().sched.stop(id, now)?)
     }
 
     /// Stops scheduling `id` but keeps the counts of its queued work, for a
@@ -384,7 +539,7 @@ impl Engine {
     /// reset of some engines).
     pub fn stop_keeping_queued(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.stop_keeping_queued(id, now)?)
+        Ok(self.lock_policy().sched.stop_keeping_queued(id, now)?)
     }
 
     // ---- workload events -------------------------------------------------
@@ -395,7 +550,7 @@ impl Engine {
             return Err(EINVAL);
         }
         let now = self.now_ns();
-        let mut st = self.policy.lock();
+        let mut st = self.lock_policy();
         st.sched.queued(id, engine, now)?;
         // `queued` just accepted `id`.
         warn_on!(st.sched.transferred(id, bytes).is_err());
@@ -429,7 +584,7 @@ impl Engine {
     /// (GVT-g: `pick_next_workload` on `current_vgpu`), or `None`.
     pub fn next_vgpu(&self, engine: usize) -> Option<VgpuId> {
         let now = self.now_ns();
-        self.policy.lock().sched.next_vgpu(engine, now)
+        self.lock_policy().sched.next_vgpu(engine, now)
     }
 
     /// The head workload of `id` on `engine`, queued at `queued_at` (engine
@@ -461,7 +616,7 @@ impl Engine {
     /// A workload of `id` queued on `engine` was discarded before dispatch
     /// (GVT-g: `completed` with `-ECANCELED`). `EINVAL` if none is queued.
     pub fn cancelled(&self, id: VgpuId, engine: usize) -> Result {
-        Ok(self.policy.lock().sched.cancelled(id, engine)?)
+        Ok(self.lock_policy().sched.cancelled(id, engine)?)
     }
 
     /// Whether the engine thread of `engine` may take `id`'s head workload
@@ -469,19 +624,19 @@ impl Engine {
     /// provider must ask for a decision.
     pub fn may_dispatch(&self, id: VgpuId, engine: usize) -> bool {
         let now = self.now_ns();
-        self.policy.lock().sched.may_dispatch(id, engine, now)
+        self.lock_policy().sched.may_dispatch(id, engine, now)
     }
 
     /// Timer event: call at [`Engine::next_timer`].
     pub fn tick(&self) {
         let now = self.now_ns();
-        self.policy.lock().sched.tick(now);
+        self.lock_policy().sched.tick(now);
     }
 
     /// When to call [`Engine::tick`] next, engine clock ns.
     pub fn next_timer(&self) -> u64 {
         let now = self.now_ns();
-        self.policy.lock().sched.next_timer(now)
+        self.lock_policy().sched.next_timer(now)
     }
 
     // ---- decisions -------------------------------------------------------
@@ -490,7 +645,7 @@ impl Engine {
     /// [`Engine::pick`] once every engine drained.
     pub fn need_resched(&self) -> bool {
         let now = self.now_ns();
-        self.policy.lock().sched.need_resched(now)
+        self.lock_policy().sched.need_resched(now)
     }
 
     /// All engines are drained: choose the vGPU that runs next (GVT-g:
@@ -498,12 +653,36 @@ impl Engine {
     /// non-resident GTT slots are loaded through the provider before this
     /// returns. `Ok(None)` is the idle vGPU; `EBUSY` if work is in flight.
     pub fn pick<P: Provider + ?Sized>(&self, p: &P) -> Result<Option<VgpuId>> {
-        let mut guard = self.policy.lock();
+        let mut guard = self.lock_policy();
         let st = &mut *guard;
-        let mut sl = self.slots.lock();
+        let mut sl = self.lock_slots();
         // From here the locks are held.
         let now = self.now_ns();
+        // Not while the work item plans (see `Replanner`).
+        let rp = &self.replanner;
+        let idle = !rp.busy.load(Ordering::Acquire);
+        if idle {
+            // A plan made since the last switch point is applied at this
+            // one, before the decision, where an inline re-placement ran.
+            if let Some(plan) = rp.state.lock().plan.take() {
+                match apply_replace(&mut sl.pool, &plan, p, self) {
+                    Ok(()) => Counters::bump(&self.counters.replans, 1),
+                    // Stale: still pending, planned again below.
+                    Err(_) => Counters::bump(&self.counters.replans_stale, 1),
+                }
+            }
+        }
         let picked = st.table.pick(&mut st.sched, &mut sl.pool, p, self, now);
+        if idle && sl.pool.replace_pending() {
+            // A copy of the pool (a memcpy of its fixed size), planned
+            // without the locks.
+            *rp.state.lock().snapshot = *sl.pool;
+            rp.busy.store(true, Ordering::Release);
+            if workqueue::system_unbound().enqueue(rp.clone()).is_err() {
+                // Disabled: the engine is going away.
+                rp.busy.store(false, Ordering::Release);
+            }
+        }
         Counters::bump(&self.counters.pick_ns, self.now_ns().saturating_sub(now));
         Ok(picked?)
     }
@@ -516,7 +695,7 @@ impl Engine {
     /// provider.
     pub fn turn_state(&self, timer: bool) -> TurnState {
         let now = self.now_ns();
-        let mut st = self.policy.lock();
+        let mut st = self.lock_policy();
         if timer {
             st.sched.tick(now);
         }
@@ -537,7 +716,7 @@ impl Engine {
         if !self.layout_changed.swap(false, Ordering::AcqRel) {
             return true;
         }
-        let mut sl = self.slots.lock();
+        let mut sl = self.lock_slots();
         let resident = ensure_resident(&mut sl.pool, p, self, id, drained);
         if !resident {
             self.layout_changed.store(true, Ordering::Release);
@@ -554,8 +733,8 @@ impl Engine {
     /// How many more vGPUs with `high_mb` of high GM and `low_mb` of low GM
     /// can be created now.
     pub fn available_mb(&self, high_mb: u32, low_mb: u32) -> u32 {
-        let st = self.policy.lock();
-        let sl = self.slots.lock();
+        let st = self.lock_policy();
+        let sl = self.lock_slots();
         st.table.available_mb(&self.cfg, &sl.pool, high_mb, low_mb)
     }
 
@@ -571,7 +750,7 @@ impl Engine {
         rel_slot: u16,
         f: impl FnOnce(u16, bool) -> R,
     ) -> Result<R> {
-        let sl = self.slots.lock();
+        let sl = self.lock_slots();
         let pl = sl.pool.placement(id).ok_or(ENODEV)?;
         if rel_slot >= pl.slots {
             return Err(ERANGE);
@@ -585,36 +764,36 @@ impl Engine {
 
     /// The active policy.
     pub fn policy(&self) -> Policy {
-        self.policy.lock().sched.policy()
+        self.lock_policy().sched.policy()
     }
 
     /// Switches policy at run time (takes effect at the next switch point).
     pub fn set_policy(&self, p: Policy) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.set_policy(p, now)?)
+        Ok(self.lock_policy().sched.set_policy(p, now)?)
     }
 
     /// A scheduler tunable.
     pub fn tunable(&self, t: Tunable) -> u64 {
-        self.policy.lock().sched.tunable(t)
+        self.lock_policy().sched.tunable(t)
     }
 
     /// Sets a scheduler tunable (`ERANGE` outside its range).
     pub fn set_tunable(&self, t: Tunable, v: u64) -> Result {
         let now = self.now_ns();
-        Ok(self.policy.lock().sched.set_tunable(t, v, now)?)
+        Ok(self.lock_policy().sched.set_tunable(t, v, now)?)
     }
 
     /// Runs `f` on the slot pool (read-only).
     pub fn with_pool<R>(&self, f: impl FnOnce(&Pool) -> R) -> R {
-        f(&self.slots.lock().pool)
+        f(&self.lock_slots().pool)
     }
 
     /// Runs `f` on the slot pool to change a tunable or the allocator.
     pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, CoreError>) -> Result<R> {
         // The policy lock keeps vGPU creation out while the allocator changes.
-        let _st = self.policy.lock();
-        Ok(f(&mut self.slots.lock().pool)?)
+        let _st = self.lock_policy();
+        Ok(f(&mut self.lock_slots().pool)?)
     }
 
     /// Turns periodic relocation on or off. `EOPNOTSUPP` to turn it on for
@@ -623,35 +802,35 @@ impl Engine {
         if on && !self.cfg.relocate {
             return Err(EOPNOTSUPP);
         }
-        let _st = self.policy.lock();
-        self.slots.lock().pool.set_relocation(on);
+        let _st = self.lock_policy();
+        self.lock_slots().pool.set_relocation(on);
         Ok(())
     }
 
     /// Fairness of the last window.
     pub fn fairness(&self) -> Fairness {
-        self.policy.lock().sched.fairness()
+        self.lock_policy().sched.fairness()
     }
 
     /// Whole-GPU counters of the scheduler.
     pub fn gpu_stats(&self) -> GpuStats {
-        self.policy.lock().sched.gpu_stats()
+        self.lock_policy().sched.gpu_stats()
     }
 
     /// The running vGPU.
     pub fn current(&self) -> Option<VgpuId> {
-        self.policy.lock().sched.current()
+        self.lock_policy().sched.current()
     }
 
     /// The running vGPU if the scheduler asks for its vCPUs to be
     /// favoured (GPU-centric coscheduling, `Scheduler::coschedule`).
     pub fn coschedule(&self) -> Option<VgpuId> {
-        self.policy.lock().sched.coschedule()
+        self.lock_policy().sched.coschedule()
     }
 
     /// Scheduler statistics of `id`.
     pub fn vgpu_stats(&self, id: VgpuId) -> Option<VgpuStats> {
-        self.policy.lock().sched.stats(id)
+        self.lock_policy().sched.stats(id)
     }
 
     /// Well-formed register accesses of `id` that its device ignored
@@ -672,35 +851,35 @@ impl Engine {
 
     /// Slot placement and copy counters of `id`.
     pub fn vgpu_slots(&self, id: VgpuId) -> Option<(Placement, CopyStats)> {
-        let sl = self.slots.lock();
+        let sl = self.lock_slots();
         Some((sl.pool.placement(id)?, sl.pool.stats(id)?))
     }
 
     /// The weight of the vGPU's type (the default weight).
     pub fn type_weight(&self, id: VgpuId) -> Option<u32> {
-        self.policy.lock().table.type_weight(id)
+        self.lock_policy().table.type_weight(id)
     }
 
     /// Overrides the weight of `id`.
     pub fn set_weight(&self, id: VgpuId, w: u32) -> Result {
-        Ok(self.policy.lock().sched.set_weight(id, w)?)
+        Ok(self.lock_policy().sched.set_weight(id, w)?)
     }
 
     /// Admin-set PCI-E bandwidth of `id` (0: measured).
     pub fn bandwidth(&self, id: VgpuId) -> Option<u32> {
-        self.policy.lock().table.bandwidth(id)
+        self.lock_policy().table.bandwidth(id)
     }
 
     /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).
     pub fn set_bandwidth(&self, id: VgpuId, mbps: u32) -> Result {
-        let mut guard = self.policy.lock();
+        let mut guard = self.lock_policy();
         let st = &mut *guard;
         Ok(st.table.set_bandwidth(&mut st.sched, id, mbps)?)
     }
 
     /// Number of vGPUs.
     pub fn vgpus(&self) -> usize {
-        self.policy.lock().table.len()
+        self.lock_policy().table.len()
     }
 }
 
