@@ -34,8 +34,8 @@
 //!
 //! Every hold is short, whatever the number of vGPUs: the scheduler's calls
 //! are O(log n) (see `Documentation/gvt-rs/scheduling.rst`), and the slot
-//! allocators' periodic re-placement, a `cost` search of 1.3-1.9 ms for 16
-//! vGPUs and 13-15 ms for 64, is planned outside both locks: at a switch
+//! allocators' periodic re-placement, a `cost` search of 0.9-1.9 ms for 16
+//! vGPUs and 10-15 ms for 64, is planned outside both locks: at a switch
 //! point [`Engine::pick`] copies the pool into a preallocated snapshot and
 //! queues the [`Replanner`]'s work item, which plans on the snapshot; the
 //! next switch point applies the plan under the locks, unless a placement
@@ -284,10 +284,10 @@ impl From<CoreError> for Error {
     }
 }
 
-// The scheduler (about 22 KB at 16 vGPUs) and the slot pool (about 10 KB)
-// must not be built on a 16 KB kernel stack: their constructors are
-// `const`, so they are evaluated at compile time and copied from read-only
-// data straight into their heap allocations (`KBox::new_copy`).
+// The scheduler (20.3 KB at 16 vGPUs) and the slot pool (10.1 KB) must
+// not be built on a 16 KB kernel stack: their constructors are `const`, so
+// they are evaluated at compile time and copied from read-only data
+// straight into their heap allocations (`KBox::new_copy`).
 
 #[inline(never)]
 fn boxed_sched() -> Result<KBox<Sched>> {

@@ -340,8 +340,8 @@ impl<const V: usize> VgpuTable<V> {
     /// [`CPU_SAMPLE_NS`]; utilization samples and periodic re-placement
     /// (slot allocators), every sample period of the pool.
     ///
-    /// The re-placement is planned here, inline (a `cost` search: 1.3-1.9 ms
-    /// for 16 vGPUs, 13-15 ms for 64, once per `gm_replace_period_ms`),
+    /// The re-placement is planned here, inline (a `cost` search: 0.9-1.9 ms
+    /// for 16 vGPUs, 10-15 ms for 64, once per `gm_replace_period_ms`),
     /// unless the pool is in deferred mode: then `tick` only marks it
     /// pending, and the caller plans it on a snapshot outside its locks and
     /// applies it with [`apply_replace`] (the kernel engine does, from a

@@ -6,7 +6,9 @@
 //! neighbour's workload runs waits for the rest of it however it is
 //! scheduled: a frame vGPU (1 ms of GPU, 15 ms of think time) beside
 //! neighbours with 2 ms workloads waits 1 ms on average, 16/17 = 94.1% of
-//! its alone frame rate, the bound of any work-conserving policy.
+//! its alone frame rate, what any work-conserving policy gets when the
+//! neighbours' workloads are identical (one that predicted unequal lengths
+//! could pick one that ends on the arrival).
 //! Anticipatory scheduling (Iyer and Druschel, SOSP 2001, for disk heads;
 //! BFQ's idling for soft real-time queues) gives up work conservation
 //! where it pays: it predicts when an idle vGPU submits next and, at a

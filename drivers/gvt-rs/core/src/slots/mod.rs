@@ -30,7 +30,7 @@
 //!   [`SwitchPlan::copy_low`]) into the hardware GTT and invalidate once.
 //! * every sample period (1 s): [`SlotPool::sample`] per vGPU with its busy
 //!   fraction in ppm, then [`SlotPool::tick`] at a switch point; apply moves.
-//!   To keep the `cost` search (1.3-1.9 ms for 16 vGPUs, 13-15 ms for 64,
+//!   To keep the `cost` search (0.9-1.9 ms for 16 vGPUs, 10-15 ms for 64,
 //!   `gvt-slots bench`) out of the lock, as the kernel engine does (see
 //!   `gm-slots.rst`), set [`SlotPool::set_deferred_replace`]: when
 //!   [`SlotPool::replace_pending`], clone the pool under the lock, call

@@ -626,8 +626,8 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Makes `tick` leave the periodic re-placement to the caller (default
-    /// off). The `cost` allocator's search takes 1.3-1.9 ms for 16 vGPUs
-    /// and 13-15 ms for 64 (`gvt-slots bench`); with this on, `tick` only
+    /// off). The `cost` allocator's search takes 0.9-1.9 ms for 16 vGPUs
+    /// and 10-15 ms for 64 (`gvt-slots bench`); with this on, `tick` only
     /// raises [`SlotPool::replace_pending`], and the kernel copies the pool
     /// under its locks, runs [`SlotPool::plan_replace`] on the copy from a
     /// work item without them, and applies the plan with

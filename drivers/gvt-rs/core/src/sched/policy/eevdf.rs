@@ -143,7 +143,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     /// eligible (its tag no later than the weighted average) and its
     /// virtual deadline is no later than the running vGPU's ("no later" as
     /// in `sfq`'s test, so that vGPUs with equal requests are treated
-    /// exactly as by `sfq`). O(N) for the average.
+    /// exactly as by `sfq`). O(log n) for the average.
     fn activated(&self, s: &mut Scheduler<N>, id: usize, trip: bool) {
         let w = s.weight(id);
         if trip {
