@@ -44,7 +44,7 @@ commands:
   all --out DIR             everything above, written to DIR (txt, csv, svg)
 
 options:
-  --policy tbs|vmcg|sfq     (run) policy, default sfq
+  --policy tbs|vmcg|sfq|eevdf  (run) policy, default sfq
   --throttle                (run) enable the usage throttle
   --set NAME=VALUE          core tunable by sysfs name (repeatable), e.g. sfq_slice_us=6000
   --duration-ms N           simulated time (default 10000)
