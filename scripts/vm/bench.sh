@@ -6,7 +6,8 @@
 # frame rate beside saturating neighbours, per policy; (3) the GTT copy
 # time of vGPU switches per slot allocator; (4) a victim's throughput
 # beside each tenant attack, per policy; (5) the DRM scheduler's own
-# scenarios (tests_scheduler.c), per policy. Each runs the same load alone on
+# scenarios (tests_scheduler.c), per policy; (6) the longest hold of each
+# engine lock with the GPU full of saturating vGPUs. Each runs the same load alone on
 # its own vGPU: 1 ms workloads, 8 queued, for 20 s, so that what limits the
 # rate is the path (MMIO exits, interrupts, guest wake-ups), not the GPU.
 # For each it prints workloads per second and BAR accesses per workload.
@@ -21,8 +22,8 @@
 # machines.
 
 # The parts to run (GVT_RS_BENCH on the host: gvt_rs_vm.bench=path,frames,
-# switch,attacks,drm on the kernel command line); all by default.
-parts=path,frames,switch,attacks,drm
+# switch,attacks,drm,locks on the kernel command line); all by default.
+parts=path,frames,switch,attacks,drm,locks
 read -r cmdline </proc/cmdline
 for arg in $cmdline; do
 	case "$arg" in
@@ -35,7 +36,7 @@ part() {
 	return 1
 }
 for p in $(echo "$parts" | tr , ' '); do
-	case $p in path | frames | switch | attacks | drm) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks, drm)"; exit 1 ;; esac
+	case $p in path | frames | switch | attacks | drm | locks) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks, drm, locks)"; exit 1 ;; esac
 done
 
 GPU=/sys/kernel/gvt_rs/gvtsim0
@@ -423,10 +424,67 @@ bench_drm() {
 	echo sfq >"$GPU/policy"
 }
 
+# bench_locks: the longest hold of the engine's policy and slot locks
+# (policy_lock_max_ns, slots_lock_max_ns) with as many GVTg_V5_8 vGPUs as
+# the GPU takes (MAX_VGPUS, 16), relocation on, each vGPU saturating (-p
+# compute -q 4 -d 1000), for sfq and eevdf, under gscale (no re-placement)
+# and cost with a re-placement every second (planned off the locks:
+# gm_replans). The module is reloaded first: the maxima count from its
+# load. They are read after the vGPUs were created (creation places them
+# under the locks) and after the run; a run that raised neither left them
+# at the creation's.
+# reload: a fresh gvt_rs, once its simulated GPU's directory is there.
+reload() {
+	rmmod gvt_rs && modprobe gvt_rs || return 1
+	i=0
+	while [ ! -d "$GPU" ] && [ $i -lt 20 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	[ -d "$GPU" ]
+}
+
+bench_locks() {
+	LOCK_S=20
+	echo
+	echo "== longest lock holds: GVTg_V5_8 vGPUs, re-placement (cost) every 1 s, each -p compute -q 4 -d 1000, ${LOCK_S} s"
+	printf '  %-7s %-7s %6s %10s %22s %22s %8s\n' alloc policy vgpus switches "policy lock max us" "slots lock max us" replans
+	for run in gscale/sfq cost/sfq gscale/eevdf cost/eevdf; do
+		alloc=${run%/*} pol=${run#*/}
+		reload || exit 1
+		echo 1 >"$GPU/gm_relocation"
+		echo "$alloc" >"$GPU/gm_allocator" || exit 1
+		echo 1000 >"$GPU/gm_replace_period_ms"
+		echo "$pol" >"$GPU/policy"
+		list=
+		while [ "$(cat "$TYPES/gvtsim-GVTg_V5_8/available_instances")" -gt 0 ]; do
+			new_vgpu GVTg_V5_8 || exit 1
+			list="$list $new"
+		done
+		c_pol=$(cat "$GPU/policy_lock_max_ns") c_sl=$(cat "$GPU/slots_lock_max_ns")
+		s0=$(cat "$GPU/events_switches")
+		for u in $list; do
+			"$GUEST" -p compute -q 4 -d 1000 -t "$LOCK_S" "$u" >/dev/null 2>&1 &
+		done
+		wait
+		s1=$(cat "$GPU/events_switches")
+		# shellcheck disable=SC2086 # the UUIDs, one a word
+		printf '  %-7s %-7s %6d %10d %22s %22s %8d\n' "$alloc" "$pol" "$(echo $list | wc -w)" $((s1 - s0)) \
+			"$(per "$c_pol" 1000) -> $(per "$(cat "$GPU/policy_lock_max_ns")" 1000)" \
+			"$(per "$c_sl" 1000) -> $(per "$(cat "$GPU/slots_lock_max_ns")" 1000)" \
+			"$(cat "$GPU/gm_replans")"
+		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
+	done
+	echo "  (creation -> after the run; the VM is TCG: times are the emulated CPU's)"
+	reload || exit 1
+	echo sfq >"$GPU/policy"
+}
+
 part path && bench_path
 part frames && bench_frames
 part switch && bench_switch
 part attacks && bench_attacks
 part drm && bench_drm
+part locks && bench_locks
 echo tbs >"$GPU/policy"
 rmmod gvt_rs
