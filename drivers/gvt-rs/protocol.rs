@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The simulated vGPU's device protocol, version 2: the numbers that the
+//! The simulated vGPU's device protocol, version 3: the numbers that the
 //! device model (`sim/`, in `gvt_rs.ko`) and the guest driver (`guest/`, in
 //! `gvt_rs_guest.ko`) share. Both crates include this one file, so the two
 //! sides cannot drift apart; user space has the same numbers in
@@ -16,8 +16,9 @@ pub const PCI_DEVICE: u16 = 0x7a5a;
 pub const BAR0_SIZE: usize = 4096;
 /// `ID` register value: "GVTS".
 pub const DEVICE_MAGIC: u32 = 0x5354_5647;
-/// The protocol version: rings in guest memory.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// The protocol version: rings in guest memory (2), and copies of guest
+/// memory, [`OP_COPY`] (3).
+pub const PROTOCOL_VERSION: u32 = 3;
 
 // BAR0 register offsets; registers are 4 bytes wide unless said otherwise.
 /// RO: [`DEVICE_MAGIC`].
@@ -55,6 +56,8 @@ pub const REG_IRQ_ENABLE: usize = 0x03c;
 pub const REG_STATUS_PAGE: usize = 0x040;
 /// WO: writing bit 0 resets the device.
 pub const REG_RESET: usize = 0x048;
+/// RO: [`COPY_MAX`], the longest copy.
+pub const REG_COPY_MAX: usize = 0x054;
 /// RW: entry within the vGPU's high-GM range.
 pub const REG_GTT_INDEX: usize = 0x060;
 /// RW, 8 bytes: the GTT entry at `GTT_INDEX`.
@@ -104,6 +107,9 @@ pub const IRQ_FAULT: u32 = 1 << 8;
 pub const DESC_SIZE: usize = 32;
 /// Opcode "run a workload".
 pub const OP_EXEC: u32 = 1;
+/// Opcode "copy guest memory": a workload that also copies what the copy
+/// block at the descriptor's last 8 bytes says.
+pub const OP_COPY: u32 = 2;
 /// Descriptor flag: interrupt on completion.
 pub const DESC_IRQ: u32 = 1 << 0;
 
@@ -113,3 +119,9 @@ pub const PAGE_BYTES: usize = 4096;
 pub const STATUS_STRIDE: usize = 64;
 /// Bytes of one record: seqno, completed, GPU ns, head.
 pub const STATUS_RECORD: usize = 24;
+
+/// Size of a copy block (`struct gvt_sim_copy`) in guest memory, bytes; its
+/// guest address is aligned to it, so a block never crosses a page.
+pub const COPY_BLOCK: usize = 32;
+/// Longest copy, bytes.
+pub const COPY_MAX: u32 = 1 << 20;

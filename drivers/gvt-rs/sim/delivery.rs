@@ -9,7 +9,10 @@
 //! file. An engine's work item, which serves every vGPU on the engine, only
 //! hands the completion over here and goes on to the next workload; the
 //! vGPU's own [`Delivery`] writes it under the vGPU's register lock. A
-//! stalled guest page stalls that vGPU's completions and nothing else.
+//! stalled guest page stalls that vGPU's completions and nothing else. The
+//! data of completed copies ([`super::copy`]) moves here too, before the
+//! status record that reports them: copies wait for guest memory as the
+//! record does, in this vGPU's work item alone.
 //!
 //! Completions of an engine not yet delivered are merged into one
 //! [`Batch`], as hardware coalesces its completion interrupts: the status

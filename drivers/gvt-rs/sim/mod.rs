@@ -18,6 +18,7 @@
 //!
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 
+mod copy;
 mod delivery;
 mod irq;
 #[cfg(CONFIG_PCI)]
@@ -486,6 +487,7 @@ impl SimGpu {
     ) -> Result<ARef<Vgpu>> {
         let mut cfg = [0u8; regs::CFG_SIZE];
         regs::init_config(&mut cfg, ty);
+        let copies = copy::Copies::new()?;
         vfio::Device::new(
             vgpus,
             dev,
@@ -493,7 +495,7 @@ impl SimGpu {
                 gpu: gpu.clone(),
                 id,
                 ty,
-                regs <- new_mutex!(regs::Regs::new(cfg), "gvt_rs_vgpu_lock"),
+                regs <- new_mutex!(regs::Regs::new(cfg, copies), "gvt_rs_vgpu_lock"),
                 irqs <- irq::Irqs::new(),
                 last_fault_log: AtomicU64::new(0),
             }),

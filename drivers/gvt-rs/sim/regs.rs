@@ -16,6 +16,10 @@
 //! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
 
 use super::{
+    copy::{
+        Copies,
+        CopyBlock, //
+    },
     delivery::Batch,
     ring::{
         status_record,
@@ -107,10 +111,12 @@ pub(super) struct Regs {
     /// Generation of each ring's work: bumped by a reset or a fault, so
     /// that work already executing then completes without a trace.
     pub(super) epochs: [u32; ENGINES],
+    /// The copies fetched and not completed.
+    copies: Copies,
 }
 
 impl Regs {
-    pub(super) fn new(cfg: [u8; CFG_SIZE]) -> Self {
+    pub(super) fn new(cfg: [u8; CFG_SIZE], copies: Copies) -> Self {
         Self {
             cfg,
             init_cfg: cfg,
@@ -118,6 +124,7 @@ impl Regs {
             gtt_index: 0,
             dev: DeviceState::default(),
             epochs: [0; ENGINES],
+            copies,
         }
     }
 
@@ -131,6 +138,7 @@ impl Regs {
         }
         self.gtt_index = 0;
         self.dev = DeviceState::default();
+        self.copies.clear();
         for e in self.epochs.iter_mut() {
             *e = e.wrapping_add(1);
         }
@@ -253,7 +261,7 @@ fn config_access(v: &SimVgpu, off: u64, data: &mut [u8], write: bool) -> Result 
 /// BAR0's 64-bit registers; all others are 32-bit.
 const REGS_64: [usize; 3] = [REG_BUSY_NS, REG_STATUS_PAGE, REG_GTT_DATA];
 /// BAR0's 32-bit registers outside the rings.
-const REGS_32: [usize; 16] = [
+const REGS_32: [usize; 17] = [
     REG_ID,
     REG_VERSION,
     REG_ENGINES,
@@ -269,6 +277,7 @@ const REGS_32: [usize; 16] = [
     REG_IRQ_STATUS,
     REG_IRQ_ENABLE,
     REG_RESET,
+    REG_COPY_MAX,
     REG_GTT_INDEX,
 ];
 /// A ring's 32-bit registers (its base is 64-bit).
@@ -396,6 +405,7 @@ fn read_reg(v: &SimVgpu, r: &Regs, reg: usize) -> Result<u64> {
         REG_IRQ_STATUS => d.irq_status,
         REG_IRQ_ENABLE => d.irq_enable,
         REG_RESET => 0,
+        REG_COPY_MAX => COPY_MAX,
         REG_GTT_INDEX => r.gtt_index,
         REG_BUSY_NS => return Ok(d.busy_ns),
         REG_STATUS_PAGE => return Ok(d.status_page),
@@ -544,8 +554,21 @@ fn fetch(v: &Vgpu, r: &mut Regs, e: usize) {
             v.fail_locked(r, f, e, index);
             return;
         }
+        let copy = if desc.opcode == OP_COPY {
+            match read_copy_block(v, desc.arg) {
+                Ok(c) => Some(c),
+                Err(f) => {
+                    v.fail_locked(r, f, e, index);
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        r.copies.set(e, index, copy);
         let w = Workload::new(&desc, epoch, index);
-        if let Err(err) = v.gpu().submit(v, e, w, desc.bytes) {
+        let bytes = copy.map_or(desc.bytes, |c| c.traffic());
+        if let Err(err) = v.gpu().submit(v, e, w, bytes) {
             // The V-Channel holds a whole ring, so this is the vGPU going
             // away under us; the descriptor stays unfetched.
             pr_debug!("vGPU {}: descriptor not queued: {:?}\n", v.id, err);
@@ -558,8 +581,19 @@ fn fetch(v: &Vgpu, r: &mut Regs, e: usize) {
     }
 }
 
-/// The workloads of batch `b` of engine `e`'s ring completed: advance HEAD
-/// past the newest, write the status page, raise the interrupt.
+/// Reads and scans the copy block at guest address `at`.
+fn read_copy_block(v: &Vgpu, at: u64) -> Result<CopyBlock, Fault> {
+    let mut raw = [0u8; COPY_BLOCK];
+    if at % COPY_BLOCK as u64 != 0 || v.dma_read(at, &mut raw).is_err() {
+        return Err(Fault::CopyBlock);
+    }
+    CopyBlock::from_bytes(&raw)
+}
+
+/// The workloads of batch `b` of engine `e`'s ring completed: run their
+/// copies, advance HEAD past the newest, write the status page, raise the
+/// interrupt. Called from the vGPU's own delivery, never from an engine's
+/// work item: a copy waits for guest memory as long as it takes.
 pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, b: &Batch) {
     let w = &b.last;
     if r.epochs.get(e).copied() != Some(w.epoch) {
@@ -568,6 +602,21 @@ pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, b: &Batch) {
     let Some(mut ring) = r.dev.rings.get(e).copied() else {
         return;
     };
+    // The batch is the descriptors from HEAD to the newest, in ring order:
+    // their data reaches guest memory before the record that reports them.
+    let mut index = ring.head;
+    for _ in 0..ring.size {
+        if let Some(c) = r.copies.take(e, index) {
+            if r.copies.run(v, &c).is_err() {
+                v.fail_locked(r, Fault::CopyDma, e, index);
+                return;
+            }
+        }
+        if index == w.index {
+            break;
+        }
+        index = ring.next(index);
+    }
     ring.head = ring.next(w.index);
     ring.completed = ring.completed.wrapping_add(b.count);
     ring.gpu_ns = ring.gpu_ns.wrapping_add(b.gpu_ns);

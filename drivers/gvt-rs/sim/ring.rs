@@ -15,6 +15,7 @@ use super::MAX_DURATION_US;
 use crate::protocol::{
     DESC_IRQ,
     DESC_SIZE,
+    OP_COPY,
     OP_EXEC,
     PAGE_BYTES,
     RING_MAX,
@@ -48,6 +49,12 @@ pub(super) enum Fault {
     Duration = 7,
     /// The status page's guest address is not mapped.
     StatusWrite = 8,
+    /// A copy's block is misaligned or not mapped.
+    CopyBlock = 9,
+    /// A copy block with a bad length, ranges or a reserved field set.
+    CopyBad = 10,
+    /// A copy's source or destination was not mapped when it ran.
+    CopyDma = 11,
 }
 
 impl Fault {
@@ -62,6 +69,9 @@ impl Fault {
             Fault::Reserved => "reserved bits set",
             Fault::Duration => "duration out of range",
             Fault::StatusWrite => "status page not mapped",
+            Fault::CopyBlock => "copy block misaligned or not mapped",
+            Fault::CopyBad => "bad copy block",
+            Fault::CopyDma => "copy source or destination not mapped",
         }
     }
 }
@@ -75,7 +85,8 @@ pub(super) struct Desc {
     pub(super) duration_us: u32,
     pub(super) bytes: u32,
     pub(super) reserved0: u32,
-    pub(super) reserved1: u64,
+    /// [`OP_COPY`]: the guest address of its copy block; 0 otherwise.
+    pub(super) arg: u64,
 }
 
 fn le32(b: &[u8; DESC_SIZE], at: usize) -> u32 {
@@ -96,17 +107,21 @@ impl Desc {
             duration_us: le32(b, 12),
             bytes: le32(b, 16),
             reserved0: le32(b, 20),
-            reserved1: u64::from(le32(b, 24)) | (u64::from(le32(b, 28)) << 32),
+            arg: u64::from(le32(b, 24)) | (u64::from(le32(b, 28)) << 32),
         }
     }
 
     /// The command scanner: every descriptor passes here before it is
     /// queued, as GVT-g scans every guest command buffer.
+    /// A copy's block is read and scanned after this ([`super::copy`]).
     pub(super) fn scan(&self) -> Result<(), Fault> {
-        if self.opcode != OP_EXEC {
-            return Err(Fault::Opcode);
-        }
-        if self.flags & !DESC_IRQ != 0 || self.reserved0 != 0 || self.reserved1 != 0 {
+        // A copy's traffic is what it copies: its `bytes` are the device's.
+        let reserved_set = match self.opcode {
+            OP_EXEC => self.arg != 0,
+            OP_COPY => self.bytes != 0,
+            _ => return Err(Fault::Opcode),
+        };
+        if self.flags & !DESC_IRQ != 0 || self.reserved0 != 0 || reserved_set {
             return Err(Fault::Reserved);
         }
         if self.duration_us == 0 || self.duration_us > MAX_DURATION_US {
@@ -237,7 +252,7 @@ mod tests {
         assert_eq!(d.seqno, 7);
         assert_eq!(d.duration_us, 2000);
         assert_eq!(d.bytes, 4096);
-        assert_eq!(d.reserved1, (6 << 32) | 5);
+        assert_eq!(d.arg, (6 << 32) | 5);
     }
 
     #[test]
@@ -251,6 +266,19 @@ mod tests {
         assert_eq!(scan([1, 0, 1, 1, 0, 0, 0, 1 << 31]), Err(Fault::Reserved));
         assert_eq!(scan([1, 0, 1, 0, 0, 0, 0, 0]), Err(Fault::Duration));
         assert_eq!(scan([1, 0, 1, 100_001, 0, 0, 0, 0]), Err(Fault::Duration));
+    }
+
+    #[test]
+    fn scanner_checks_copy_descriptors() {
+        // The block's address is any: its alignment is checked when read.
+        assert_eq!(scan([2, 1, 1, 1, 0, 0, 0x1000, 0]), Ok(()));
+        assert_eq!(scan([2, 0, 1, 100_000, 0, 0, 0x1008, 7]), Ok(()));
+        // A copy's bytes are the device's to count.
+        assert_eq!(scan([2, 0, 1, 1, 4096, 0, 0x1000, 0]), Err(Fault::Reserved));
+        assert_eq!(scan([2, 0, 1, 1, 0, 1, 0x1000, 0]), Err(Fault::Reserved));
+        assert_eq!(scan([2, 4, 1, 1, 0, 0, 0x1000, 0]), Err(Fault::Reserved));
+        assert_eq!(scan([2, 0, 1, 0, 0, 0, 0x1000, 0]), Err(Fault::Duration));
+        assert_eq!(scan([3, 0, 1, 1, 0, 0, 0x1000, 0]), Err(Fault::Opcode));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The simulated vGPU's device protocol (version 2), as a guest sees it.
+ * The simulated vGPU's device protocol (version 3), as a guest sees it.
  *
  * Shared by the guest emulator (gvt_guest.c) and mirrored by the Rust
  * device model (drivers/gvt-rs/sim/regs.rs) and guest driver
@@ -13,6 +13,10 @@
  * guest memory), queues them on the vGPU's V-Channel for that engine, and on
  * each completion writes the fence seqno, count and GPU time to a status
  * page in guest memory, advances HEAD, then raises MSI or INTx.
+ *
+ * Version 3 adds copies of guest memory (GVT_SIM_OP_COPY, GVT_SIM_REG_COPY_MAX);
+ * everything of version 2 is unchanged. A guest that copies checks
+ * GVT_SIM_REG_VERSION >= 3.
  */
 #ifndef GVT_SIM_DEV_H
 #define GVT_SIM_DEV_H
@@ -23,6 +27,7 @@
 #define GVT_SIM_PCI_DEVICE		0x7a5a
 
 #define GVT_SIM_BAR0_SIZE		4096
+#define GVT_SIM_VERSION			3	/* REG_VERSION, PCI revision */
 
 /*
  * BAR0 registers, little endian. RO: read only, RW1C: write 1 to clear.
@@ -34,7 +39,7 @@
  * (sysfs ignored_accesses) and logs none.
  */
 #define GVT_SIM_REG_ID			0x000	/* 4 RO "GVTS" */
-#define GVT_SIM_REG_VERSION		0x004	/* 4 RO 2 */
+#define GVT_SIM_REG_VERSION		0x004	/* 4 RO GVT_SIM_VERSION */
 #define GVT_SIM_REG_ENGINES		0x008	/* 4 RO number of engines */
 #define GVT_SIM_REG_VGPU_ID		0x00c	/* 4 RO */
 #define GVT_SIM_REG_STATUS		0x010	/* 4 RO GVT_SIM_STATUS_* */
@@ -50,6 +55,7 @@
 #define GVT_SIM_REG_IRQ_ENABLE		0x03c	/* 4 RW GVT_SIM_IRQ_* */
 #define GVT_SIM_REG_STATUS_PAGE		0x040	/* 8 RW guest address, 4K aligned */
 #define GVT_SIM_REG_RESET		0x048	/* 4 WO write 1: device reset */
+#define GVT_SIM_REG_COPY_MAX		0x054	/* 4 RO longest copy, bytes (v3) */
 #define GVT_SIM_REG_GTT_INDEX		0x060	/* 4 RW entry in the high-GM range */
 #define GVT_SIM_REG_GTT_DATA		0x068	/* 8 RW the entry at GTT_INDEX */
 
@@ -89,6 +95,9 @@ enum gvt_sim_fault {
 	GVT_SIM_FAULT_RESERVED = 6,		/* unknown flag or reserved field set */
 	GVT_SIM_FAULT_DURATION = 7,		/* duration 0 or > MAX_DURATION */
 	GVT_SIM_FAULT_STATUS_WRITE = 8,	/* status page not mapped */
+	GVT_SIM_FAULT_COPY_BLOCK = 9,	/* copy block misaligned or not mapped */
+	GVT_SIM_FAULT_COPY_BAD = 10,	/* copy length, ranges or reserved bad */
+	GVT_SIM_FAULT_COPY_DMA = 11,	/* copy source/destination not mapped */
 };
 
 /* A descriptor in the ring: 32 bytes, little endian. */
@@ -97,14 +106,46 @@ struct gvt_sim_desc {
 	__u32 flags;		/* GVT_SIM_DESC_* */
 	__u32 seqno;		/* fence written to the status page */
 	__u32 duration_us;	/* 1 .. MAX_DURATION */
-	__u32 bytes;		/* bytes the workload moves (PCI-E traffic) */
+	__u32 bytes;		/* EXEC: bytes the workload moves (PCI-E
+				 * traffic); COPY: must be 0 (the device
+				 * counts 2 x length) */
 	__u32 reserved0;	/* must be 0 */
-	__u64 reserved1;	/* must be 0 */
+	union {
+		__u64 reserved1;	/* EXEC: must be 0 */
+		__u64 copy;		/* COPY: guest address of its struct
+					 * gvt_sim_copy, GVT_SIM_COPY_SIZE aligned */
+	};
 };
 
 #define GVT_SIM_DESC_SIZE		32
 #define GVT_SIM_OP_EXEC			1	/* run a workload */
+#define GVT_SIM_OP_COPY			2	/* run a workload that copies (v3) */
 #define GVT_SIM_DESC_IRQ		(1u << 0)	/* interrupt on completion */
+
+/*
+ * A copy block (version 3), in guest memory at a descriptor's copy address:
+ * length bytes from src to dst, guest addresses. The device reads and scans
+ * it when it fetches the descriptor: a block that is misaligned or not
+ * mapped (GVT_SIM_FAULT_COPY_BLOCK), a length of 0 or over
+ * GVT_SIM_REG_COPY_MAX, a reserved field set, or ranges that wrap past 2^64
+ * or overlap (GVT_SIM_FAULT_COPY_BAD) fail the vGPU before anything is
+ * queued or written. The copy runs when the workload completes, after its
+ * duration, and its data is in dst before the status record that reports
+ * the completion is written. A source or destination not mapped then is
+ * GVT_SIM_FAULT_COPY_DMA (dst may be partly written; neither that copy nor
+ * any later one is reported completed). The device reads the block only at
+ * fetch: the guest may reuse it once the doorbell write returned.
+ */
+struct gvt_sim_copy {
+	__u64 src;		/* guest address of the source */
+	__u64 dst;		/* guest address of the destination */
+	__u32 length;		/* bytes, 1 .. COPY_MAX */
+	__u32 reserved0;	/* must be 0 */
+	__u64 reserved1;	/* must be 0 */
+};
+
+#define GVT_SIM_COPY_SIZE		32
+#define GVT_SIM_COPY_MAX		(1u << 20)	/* REG_COPY_MAX today */
 
 /*
  * The status page (4 KB of guest memory), written by the device. Engine e's
