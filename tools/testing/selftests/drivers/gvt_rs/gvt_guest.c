@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gvt_guest: a guest emulator for gvt-rs's simulated GPU (protocol 2).
+ * gvt_guest: a guest emulator for gvt-rs's simulated GPU (protocol 2; -p
+ * copy needs 3).
  *
  * Opens a vGPU through VFIO exactly as QEMU does (container, group,
  * VFIO_SET_IOMMU(TYPE1v2), VFIO_GROUP_GET_DEVICE_FD, GET_INFO, REGION_INFO,
@@ -17,7 +18,7 @@
  * It follows a workload profile and reports its own throughput.
  *
  *   gvt_guest [options] UUID
- *     -p compute|frames|long|idle|reset|doorbell|ignored|stall   profile (default
+ *     -p compute|frames|long|idle|reset|doorbell|ignored|stall|copy   profile (default
  *                  compute; reset is compute with a VFIO_DEVICE_RESET after
  *                  every round of submissions, as a guest trying to buy
  *                  priority; doorbell completes -q workloads, then rings
@@ -26,7 +27,11 @@
  *                  offsets, writes to read-only registers; stall puts
  *                  the status page in memory a userfaultfd never serves,
  *                  completes one -d workload on -e, prints "stalled" when
- *                  the device's write faulted, and lets go at the end)
+ *                  the device's write faulted, and lets go at the end;
+ *                  copy keeps -q copies of -b bytes in flight, each of a
+ *                  buffer filled with its own pattern, and checks every
+ *                  completed one against the pattern's checksum; see
+ *                  -x and -j, and the report's copy line)
  *     -t SECONDS   run time (default 5)
  *     -n N         doorbell and ignored: make N accesses, then end the run
  *                  (default: until the run time is up)
@@ -35,7 +40,14 @@
  *     -f N         workloads per frame (frames, default 4)
  *     -z US        CPU think time between frames (default 4000)
  *     -e ENGINE    engine (default 0; -1 alternates between engines)
- *     -b BYTES     bytes moved per workload (default 65536)
+ *     -b BYTES     bytes moved per workload (default 65536); copy: the
+ *                  length of each copy (default 16384)
+ *     -x N         copy: a reset after every N rounds of submissions,
+ *                  alternately VFIO_DEVICE_RESET and the RESET register
+ *                  (default 0: none); the copies in flight are failed
+ *     -j N         copy: every Nth copy reads from guest memory that is
+ *                  not mapped: a fault the device reports, after which
+ *                  the guest resets the device and goes on (default 0)
  *     -i msi|intx  interrupt (default msi)
  *     -I           open the device through iommufd instead of the legacy
  *                  VFIO container (both give the device the same memory)
@@ -72,6 +84,9 @@
  *
  * Exit status: 0 if every workload completed (and -g found no mismatch,
  * or -c no failure), 1 otherwise, 2 on an error (a failed vGPU included).
+ * copy: 0 if no completed copy was wrong, every submitted copy completed
+ * or was failed by a fault or a reset, and every fault was one -j asked
+ * for; 1 otherwise.
  *
  * Protocol: gvt_sim_dev.h; prose: Documentation/gvt-rs/simulated-gpu.rst.
  */
@@ -532,9 +547,9 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	if (errno)
 		die("VFIO_DEVICE_SET_IRQS(REQ)");
 	if (reg(d, GVT_SIM_REG_ID) != DEVICE_MAGIC ||
-	    reg(d, GVT_SIM_REG_VERSION) != 2) {
+	    reg(d, GVT_SIM_REG_VERSION) < 2) {
 		errno = ENODEV;
-		die("not a protocol 2 simulated vGPU");
+		die("not a protocol 2 or later simulated vGPU");
 	}
 	d->engines = reg(d, GVT_SIM_REG_ENGINES);
 	if (d->engines > MAX_ENGINES)
@@ -863,7 +878,7 @@ static void cfg_checks(struct dev *d)
 	expect_ret(ret, 0, "config space read whole (one 256-byte pread)");
 	expect_val(cfg[0] | cfg[1] << 8, GVT_SIM_PCI_VENDOR, "config vendor id");
 	expect_val(cfg[2] | cfg[3] << 8, GVT_SIM_PCI_DEVICE, "config device id");
-	expect_val(cfg[8], 2, "config revision (protocol 2)");
+	expect_val(cfg[8], GVT_SIM_VERSION, "config revision (protocol %d)", GVT_SIM_VERSION);
 	expect_val(cfg[9] | cfg[10] << 8 | cfg[11] << 16, 0x038000,
 		   "config class code");
 	expect_val(cfg[0x0e], 0, "config header type 0");
@@ -1060,7 +1075,8 @@ static void bar_checks(struct dev *d)
 	int ok, ret;
 
 	expect_sizes(d, GVT_SIM_REG_ID, 4, DEVICE_MAGIC, "ID");
-	expect_sizes(d, GVT_SIM_REG_VERSION, 4, 2, "VERSION");
+	expect_sizes(d, GVT_SIM_REG_VERSION, 4, GVT_SIM_VERSION, "VERSION");
+	expect_sizes(d, GVT_SIM_REG_COPY_MAX, 4, GVT_SIM_COPY_MAX, "COPY_MAX");
 	expect_val(reg(d, GVT_SIM_REG_ENGINES), 2, "ENGINES");
 	expect_val(reg(d, GVT_SIM_REG_RING_MAX), 64, "RING_MAX");
 	expect_val(reg(d, GVT_SIM_REG_MAX_DURATION), 100000, "MAX_DURATION (us)");
@@ -1819,6 +1835,157 @@ static void fault_checks(struct dev *d)
 		   0, f_then_ignored);
 }
 
+/*
+ * Copies (protocol 3). In the scratch pages: the copy block in the first,
+ * the source from the second, the destination from the fourth.
+ */
+#define CB_PAGE		SCRATCH_PAGE
+#define SRC_PAGE	(SCRATCH_PAGE + 1)
+#define DST_PAGE	(SCRATCH_PAGE + 3)
+#define CB_IOVA		(GUEST_IOVA + CB_PAGE * GVT_SIM_PAGE_SIZE)
+#define SRC_IOVA	(GUEST_IOVA + SRC_PAGE * GVT_SIM_PAGE_SIZE)
+#define DST_IOVA	(GUEST_IOVA + DST_PAGE * GVT_SIM_PAGE_SIZE)
+#define DST_FILL	0x5a
+
+static struct gvt_sim_copy *copy_block(struct dev *d)
+{
+	return (struct gvt_sim_copy *)(d->mem + CB_PAGE * GVT_SIM_PAGE_SIZE);
+}
+
+/* Fills the source with a pattern and the destination (2 pages) with DST_FILL. */
+static void copy_buffers(struct dev *d)
+{
+	uint8_t *src = d->mem + SRC_PAGE * GVT_SIM_PAGE_SIZE;
+
+	for (int i = 0; i < 2 * GVT_SIM_PAGE_SIZE; i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+	memset(d->mem + DST_PAGE * GVT_SIM_PAGE_SIZE, DST_FILL, 2 * GVT_SIM_PAGE_SIZE);
+}
+
+/* Whether the destination pages hold only DST_FILL: no copy wrote them. */
+static int dst_untouched(struct dev *d)
+{
+	const uint8_t *dst = d->mem + DST_PAGE * GVT_SIM_PAGE_SIZE;
+
+	for (int i = 0; i < 2 * GVT_SIM_PAGE_SIZE; i++)
+		if (dst[i] != DST_FILL)
+			return 0;
+	return 1;
+}
+
+static struct gvt_sim_desc copy_desc(uint32_t seqno, uint64_t block)
+{
+	return (struct gvt_sim_desc) {
+		.opcode = GVT_SIM_OP_COPY, .flags = GVT_SIM_DESC_IRQ, .seqno = seqno,
+		.duration_us = 300, .copy = block,
+	};
+}
+
+static void copy_checks(struct dev *d)
+{
+	const uint8_t *src = d->mem + SRC_PAGE * GVT_SIM_PAGE_SIZE + 5;
+	const uint8_t *dst = d->mem + DST_PAGE * GVT_SIM_PAGE_SIZE + 9;
+	const uint32_t len = GVT_SIM_PAGE_SIZE + 1000;
+	struct gvt_sim_desc desc = copy_desc(0xc0, CB_IOVA);
+	const uint64_t max = GVT_SIM_COPY_MAX;
+	struct {
+		const char *name;
+		struct gvt_sim_desc desc;
+		struct gvt_sim_copy blk;
+		uint32_t reason;
+	} bad[] = {
+		{ "copy with bytes set",
+		  { .opcode = 2, .duration_us = 300, .bytes = 64, .copy = CB_IOVA },
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_RESERVED },
+		{ "copy with reserved0 set",
+		  { .opcode = 2, .duration_us = 300, .reserved0 = 1, .copy = CB_IOVA },
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_RESERVED },
+		{ "copy of duration 0", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_DURATION },
+		{ "copy block misaligned", copy_desc(2, CB_IOVA + 8),
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_COPY_BLOCK },
+		{ "copy block not mapped", copy_desc(2, UNMAPPED_IOVA),
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_COPY_BLOCK },
+		{ "copy of length 0", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 0 }, GVT_SIM_FAULT_COPY_BAD },
+		{ "copy of COPY_MAX + 1", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = SRC_IOVA + 2 * max, .length = max + 1 },
+		  GVT_SIM_FAULT_COPY_BAD },
+		{ "copy with overlapping ranges", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = SRC_IOVA + 100, .length = 200 },
+		  GVT_SIM_FAULT_COPY_BAD },
+		{ "copy block reserved0 set", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64, .reserved0 = 1 },
+		  GVT_SIM_FAULT_COPY_BAD },
+		{ "copy block reserved1 set", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = DST_IOVA, .length = 64, .reserved1 = 1ull << 40 },
+		  GVT_SIM_FAULT_COPY_BAD },
+		{ "copy wrapping past 2^64", copy_desc(2, CB_IOVA),
+		  { .src = ~0ull - 16, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_COPY_BAD },
+		{ "copy from unmapped memory", copy_desc(2, CB_IOVA),
+		  { .src = UNMAPPED_IOVA, .dst = DST_IOVA, .length = 64 }, GVT_SIM_FAULT_COPY_DMA },
+		{ "copy to unmapped memory", copy_desc(2, CB_IOVA),
+		  { .src = SRC_IOVA, .dst = UNMAPPED_IOVA, .length = 64 }, GVT_SIM_FAULT_COPY_DMA },
+	};
+	char name[80];
+	int ret, same;
+
+	bad[2].desc.duration_us = 0;
+	/* A copy of an odd length between unaligned addresses, over a page. */
+	d->irq = VFIO_PCI_MSI_IRQ_INDEX;
+	expect_ret(do_reset(d, 0), 0, "RESET register before the copies");
+	program(d, 8);
+	drain(d->efd);
+	copy_buffers(d);
+	*copy_block(d) = (struct gvt_sim_copy) {
+		.src = SRC_IOVA + 5, .dst = DST_IOVA + 9, .length = len,
+	};
+	ret = queue_raw(d, 1, &desc) ?: doorbell(d, 1);
+	/* The device read the block at the doorbell: changing it now changes nothing. */
+	copy_block(d)->dst = DST_IOVA + 4096;
+	expect(!ret && wait_efd(d->efd, ANSWER_MS) >= 1 && wait_done(d, 1, 1) &&
+	       status_rec(d, 1)->seqno == 0xc0, "a copy completes (%s)", errname(ret));
+	same = !memcmp(src, dst, len);
+	expect(same && dst[-1] == DST_FILL && dst[len] == DST_FILL,
+	       "the copy's %u bytes are in the destination before its completion, and no more",
+	       len);
+	expect_val(reg(d, GVT_SIM_REG_SUBMITTED), 1, "SUBMITTED after a copy");
+	expect_val(reg(d, GVT_SIM_REG_COMPLETED), 1, "COMPLETED after a copy");
+	setreg(d, GVT_SIM_REG_IRQ_STATUS, ~0u);
+	/* A copy of COPY_MAX bytes, inside the extra mapping. */
+	{
+		uint8_t *big = mmap(NULL, 2 * max, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ret = big == MAP_FAILED ? -ENOMEM : dma_map(d, big, EXTRA_IOVA, 2 * max);
+		if (!ret) {
+			for (uint64_t i = 0; i < max; i += 512)
+				big[i] = (uint8_t)(i >> 9);
+			memset(big + max, 0, max);
+			*copy_block(d) = (struct gvt_sim_copy) {
+				.src = EXTRA_IOVA, .dst = EXTRA_IOVA + max, .length = max,
+			};
+			desc.seqno = 0xc1;
+			ret = queue_raw(d, 0, &desc) ?: doorbell(d, 0);
+		}
+		expect(!ret && wait_done(d, 0, 1) && !memcmp(big, big + max, max),
+		       "a copy of COPY_MAX (%" PRIu64 ") bytes (%s)", max, errname(ret));
+		if (big != MAP_FAILED) {
+			dma_unmap(d, EXTRA_IOVA, 2 * max);
+			munmap(big, 2 * max);
+		}
+	}
+	expect_ret(do_reset(d, 0), 0, "RESET register after the copies");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		copy_buffers(d);
+		*copy_block(d) = bad[i].blk;
+		bad_desc = bad[i].desc;
+		snprintf(name, sizeof(name), "descriptor 1 %s", bad[i].name);
+		fault_case(d, name, fault_word(bad[i].reason, 1, 1), i & 1, f_bad_desc);
+		expect(dst_untouched(d), "%s: nothing written to the destination", name);
+	}
+}
+
 /* Reads the INTx status bit (3) of the config status register. */
 static int cfg_intx(struct dev *d)
 {
@@ -1971,6 +2138,7 @@ static int self_check(struct dev *d)
 	set_irqs_checks(d);
 	ring_checks(d);
 	fault_checks(d);
+	copy_checks(d);
 	intx_checks(d);
 	new_session_checks(d);
 	expect_val(reg(d, GVT_SIM_REG_COMPLETED), 0, "COMPLETED 0 after the last reset");
@@ -2110,6 +2278,312 @@ static uint64_t stall_status_page(struct dev *d, unsigned int e, uint32_t us,
 	return fault;
 }
 
+/* ---- -p copy: work that moves data --------------------------------------- */
+
+/*
+ * Copy buffers: COPY_IOVA maps an arena of one page of copy blocks, then one
+ * source and one destination buffer per copy in flight. A copy takes a free
+ * slot at submission and gives it back when it completed or failed.
+ */
+#define COPY_IOVA	0x100000000ull
+#define COPY_SLOTS	(2 * 64)
+
+struct copy_slot {
+	uint32_t seqno, engine, index;
+	int busy, poison;	/* poison: -j, reads memory that is not mapped */
+	uint64_t sum;		/* checksum of the pattern */
+};
+
+struct copier {
+	struct dev *d;
+	uint8_t *arena;
+	uint64_t len, stride;
+	uint32_t nslots, nonce;
+	struct copy_slot slots[COPY_SLOTS];
+	int of[MAX_ENGINES][64];	/* slot of each ring index in flight, or -1 */
+	uint32_t seen[MAX_ENGINES];	/* HEAD the guest has processed */
+	uint32_t submitted, completed, verified, failed, wrong;
+	uint32_t faults, bad_faults, resets, poisoned;
+	uint64_t bytes;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* The pattern of copy seqno: len bytes of a stream of its own. */
+static void copy_pattern(struct copier *c, uint32_t seqno, uint8_t *buf)
+{
+	uint64_t x = mix64((uint64_t)c->nonce << 32 | seqno);
+
+	for (uint64_t at = 0; at < c->len; at += 8) {
+		uint64_t n = c->len - at < 8 ? c->len - at : 8;
+
+		x = mix64(x + 0x9e3779b97f4a7c15ull);
+		memcpy(buf + at, &x, n);
+	}
+}
+
+static uint64_t checksum(const uint8_t *buf, uint64_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (uint64_t at = 0; at < len; at += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, buf + at, len - at < 8 ? len - at : 8);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	return h ^ len;
+}
+
+static uint8_t *copy_src(struct copier *c, int s)
+{
+	return c->arena + GVT_SIM_PAGE_SIZE + (uint64_t)s * 2 * c->stride;
+}
+
+static uint64_t copy_iova(struct copier *c, uint8_t *p)
+{
+	return COPY_IOVA + (uint64_t)(p - c->arena);
+}
+
+static void copier_init(struct copier *c, struct dev *d, uint64_t len, uint32_t nslots)
+{
+	uint64_t size;
+
+	memset(c, 0, sizeof(*c));
+	c->d = d;
+	c->len = len;
+	c->stride = (len + GVT_SIM_PAGE_SIZE - 1) & ~(uint64_t)(GVT_SIM_PAGE_SIZE - 1);
+	c->nslots = nslots;
+	c->nonce = (uint32_t)getpid() ^ (uint32_t)(now_s() * 1e6);
+	memset(c->of, 0xff, sizeof(c->of));
+	size = GVT_SIM_PAGE_SIZE + (uint64_t)nslots * 2 * c->stride;
+	c->arena = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c->arena == MAP_FAILED)
+		die("mmap copy buffers");
+	errno = -dma_map(d, c->arena, COPY_IOVA, size);
+	if (errno)
+		die("map copy buffers");
+}
+
+/* Submits a copy on engine e; -EAGAIN if its ring or the slots are full. */
+static int copy_submit(struct copier *c, unsigned int e, uint32_t seqno, uint32_t us,
+		       int poison)
+{
+	struct gvt_sim_copy *blk;
+	struct gvt_sim_desc desc = {
+		.opcode = GVT_SIM_OP_COPY,
+		.flags = GVT_SIM_DESC_IRQ,
+		.seqno = seqno,
+		.duration_us = us,
+	};
+	struct ring *r = &c->d->rings[e];
+	uint8_t *src, *dst;
+	uint32_t idx = r->tail;
+	int s;
+
+	for (s = 0; s < (int)c->nslots && c->slots[s].busy; s++)
+		;
+	if (s == (int)c->nslots)
+		return -EAGAIN;
+	src = copy_src(c, s);
+	dst = src + c->stride;
+	copy_pattern(c, seqno, src);
+	/* What the destination holds until the copy lands: not the pattern. */
+	memset(dst, 0xdb ^ (seqno & 0xff), c->len);
+	blk = (struct gvt_sim_copy *)c->arena + s;
+	*blk = (struct gvt_sim_copy) {
+		.src = poison ? UNMAPPED_IOVA : copy_iova(c, src),
+		.dst = copy_iova(c, dst),
+		.length = (uint32_t)c->len,
+	};
+	desc.copy = copy_iova(c, (uint8_t *)blk);
+	if (queue_raw(c->d, e, &desc))
+		return -EAGAIN;
+	c->slots[s] = (struct copy_slot) {
+		.seqno = seqno, .engine = e, .index = idx, .busy = 1, .poison = poison,
+		.sum = checksum(src, c->len),
+	};
+	c->of[e][idx] = s;
+	c->submitted++;
+	c->poisoned += poison;
+	return 0;
+}
+
+/* Copy slot s completed: its destination must hold the pattern. */
+static void copy_verify(struct copier *c, int s)
+{
+	struct copy_slot *k = &c->slots[s];
+	uint8_t *src = copy_src(c, s), *dst = src + c->stride;
+	uint64_t sum = checksum(dst, c->len);
+
+	c->completed++;
+	if (!k->poison && sum == k->sum && !memcmp(src, dst, c->len)) {
+		c->verified++;
+		c->bytes += c->len;
+	} else {
+		c->wrong++;
+		if (c->wrong <= 5)
+			fprintf(stderr,
+				"gvt_guest %s: copy %u (engine %u, descriptor %u%s) completed wrong: checksum 0x%016" PRIx64 ", pattern's 0x%016" PRIx64 "\n",
+				uuid, k->seqno, k->engine, k->index,
+				k->poison ? ", from unmapped memory" : "", sum, k->sum);
+	}
+	k->busy = 0;
+}
+
+/* Verifies every copy the status page reports completed since the last call. */
+static void copy_reap(struct copier *c)
+{
+	for (unsigned int e = 0; e < c->d->engines; e++) {
+		struct ring *r = &c->d->rings[e];
+		uint32_t head = st_head(c->d, e) % r->size;
+
+		while (c->seen[e] != head) {
+			int s = c->of[e][c->seen[e]];
+
+			if (s >= 0)
+				copy_verify(c, s);
+			c->of[e][c->seen[e]] = -1;
+			c->seen[e] = (c->seen[e] + 1) % r->size;
+		}
+	}
+}
+
+static uint32_t copy_in_flight(struct copier *c)
+{
+	return c->submitted - c->completed - c->failed;
+}
+
+/*
+ * A fault or a reset: what completed is verified, what is still in flight
+ * failed; the device is reset (vfio: VFIO_DEVICE_RESET, else the RESET
+ * register) and programmed again.
+ */
+static void copy_recover(struct copier *c, int vfio)
+{
+	copy_reap(c);
+	for (int s = 0; s < (int)c->nslots; s++) {
+		if (!c->slots[s].busy)
+			continue;
+		c->slots[s].busy = 0;
+		c->failed++;
+	}
+	if (do_reset(c->d, vfio))
+		die("reset");
+	program(c->d, c->d->ring_max);
+	memset(c->of, 0xff, sizeof(c->of));
+	memset(c->seen, 0, sizeof(c->seen));
+	c->resets++;
+}
+
+/* A fault: one that -j asked for (a copy from unmapped memory), or not. */
+static void copy_fault(struct copier *c)
+{
+	uint32_t f = reg(c->d, GVT_SIM_REG_FAULT);
+	uint32_t e = GVT_SIM_FAULT_ENGINE(f), idx = GVT_SIM_FAULT_INDEX(f);
+	int s = e < MAX_ENGINES && idx < 64 ? c->of[e][idx] : -1;
+
+	c->faults++;
+	if (GVT_SIM_FAULT_REASON(f) != GVT_SIM_FAULT_COPY_DMA || s < 0 ||
+	    !c->slots[s].poison) {
+		c->bad_faults++;
+		fprintf(stderr,
+			"gvt_guest %s: unexpected fault 0x%08x (reason %u, engine %u, descriptor %u)\n",
+			uuid, f, GVT_SIM_FAULT_REASON(f), e, idx);
+	}
+	copy_recover(c, c->faults & 1);
+}
+
+/* Waits up to ms for an interrupt and handles it: completions, a fault. */
+static void copy_service(struct copier *c, int ms)
+{
+	struct dev *d = c->d;
+	uint32_t s = 0;
+
+	if (wait_efd(d->efd, ms)) {
+		s = reg(d, GVT_SIM_REG_IRQ_STATUS);
+		if (s)
+			setreg(d, GVT_SIM_REG_IRQ_STATUS, s);
+		if (d->irq == VFIO_PCI_INTX_IRQ_INDEX && unmask_intx(d))
+			die("VFIO_IRQ_SET_ACTION_UNMASK");
+	}
+	if ((s & GVT_SIM_IRQ_FAULT) ||
+	    (!s && (reg(d, GVT_SIM_REG_STATUS) & GVT_SIM_STATUS_FAILED)))
+		copy_fault(c);
+	else
+		copy_reap(c);
+}
+
+/*
+ * -p copy: keeps q copies in flight until t_end (or a device request),
+ * then lets them complete; prints the counts. 0: every completed copy
+ * right, every submitted one completed or failed, no unexpected fault.
+ */
+static int copy_run(struct dev *d, int engine, int q, long dur, long len,
+		    int reset_every, int poison_every, double t_end, int *unplug)
+{
+	static struct copier c;
+	uint32_t seq = 0;
+	double t0 = now_s(), wall;
+	int ok;
+
+	if (reg(d, GVT_SIM_REG_VERSION) < 3) {
+		fprintf(stderr, "gvt_guest %s: -p copy needs protocol 3\n", uuid);
+		return 2;
+	}
+	if (len < 1 || len > reg(d, GVT_SIM_REG_COPY_MAX) || q < 1 ||
+	    q > (int)(d->engines * (d->ring_max - 1)) || q > COPY_SLOTS) {
+		fprintf(stderr, "gvt_guest: copy: -b takes 1 to %u, -q 1 to %u\n",
+			reg(d, GVT_SIM_REG_COPY_MAX), d->engines * (d->ring_max - 1));
+		return 2;
+	}
+	copier_init(&c, d, len, q);
+	for (int round = 0; !*unplug && (!round || now_s() < t_end); round++) {
+		unsigned int rung = 0;
+
+		while ((int)copy_in_flight(&c) < q) {
+			uint32_t e = engine < 0 ? seq % d->engines : (uint32_t)engine;
+			int poison = poison_every > 0 && (seq + 1) % poison_every == 0;
+
+			if (copy_submit(&c, e, seq + 1, dur, poison))
+				break;
+			seq++;
+			rung |= 1u << e;
+		}
+		for (unsigned int e = 0; e < d->engines; e++)
+			if ((rung & (1u << e)) && doorbell(d, e))
+				die("doorbell");
+		copy_service(&c, 200);
+		if (reset_every > 0 && (round + 1) % reset_every == 0)
+			copy_recover(&c, c.resets & 1);
+		*unplug = wait_efd(d->req, 0) > 0;
+	}
+	if (*unplug)
+		fprintf(stderr, "gvt_guest %s: device request: the host removes the vGPU, unplugging it\n",
+			uuid);
+	/* Let what is in flight complete (or fail). */
+	while (copy_in_flight(&c) && now_s() < t_end + DRAIN_S)
+		copy_service(&c, 200);
+	wall = now_s() - t0;
+	ok = !c.wrong && !c.bad_faults && c.submitted == c.completed + c.failed;
+	printf("gvt_guest uuid=%s profile=copy submitted=%u completed=%u verified=%u failed=%u wrong=%u faults=%u unexpected_faults=%u poisoned=%u resets=%u length=%ld bytes_verified=%" PRIu64 " wall_ms=%.1f rate_per_s=%.1f MBps=%.2f cpu_ns=%" PRIu64 "\n",
+	       uuid, c.submitted, c.completed, c.verified, c.failed, c.wrong, c.faults,
+	       c.bad_faults, c.poisoned, c.resets, len, c.bytes, wall * 1e3,
+	       c.completed / wall, c.bytes / wall / 1e6, cpu_ns(CLOCK_PROCESS_CPUTIME_ID));
+	if (c.submitted != c.completed + c.failed)
+		fprintf(stderr, "gvt_guest %s: %u copies neither completed nor failed %d s after the run\n",
+			uuid, copy_in_flight(&c), DRAIN_S);
+	return ok ? 0 : 1;
+}
+
 /* ---- workload profiles --------------------------------------------------- */
 
 static int spin_stop;
@@ -2164,8 +2638,8 @@ static int take_token(int fd, double t_end)
 static void bad_usage(void)
 {
 	fprintf(stderr,
-		"usage: gvt_guest [-p compute|frames|long|idle|reset|doorbell|ignored|stall]\n"
-		"                 [-t s] [-n n] [-d us] [-q n] [-f n]\n"
+		"usage: gvt_guest [-p compute|frames|long|idle|reset|doorbell|ignored|stall|copy]\n"
+		"                 [-t s] [-n n] [-d us] [-q n] [-f n] [-x n] [-j n]\n"
 		"                 [-z us] [-e engine|-1] [-b bytes] [-i msi|intx] [-I] [-F] [-c] [-g]\n"
 		"                 [-r file] [-w file] [-k in,out] [-v n] [-T n] UUID\n");
 	exit(2);
@@ -2179,7 +2653,8 @@ int main(int argc, char **argv)
 	int sleepers = 0;
 	int unplug = 0;
 	pthread_t spinners[16];
-	long dur = -1, think = 4000, bytes = 65536;
+	long dur = -1, think = 4000, bytes = -1;
+	int reset_every = 0, poison_every = 0;
 	unsigned int irq = VFIO_PCI_MSI_IRQ_INDEX;
 	uint64_t frames = 0, gtt_checked = 0, gtt_bad = 0;
 	uint32_t sub = 0, done = 0, seq = 0, hi = 0, vgpu_id = 0, resets = 0;
@@ -2190,7 +2665,7 @@ int main(int argc, char **argv)
 	int attack;
 	struct dev d;
 
-	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:IFcgr:w:k:v:T:n:")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:d:q:f:z:e:b:i:IFcgr:w:k:v:T:n:x:j:")) != -1) {
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -2254,6 +2729,12 @@ int main(int argc, char **argv)
 		case 'T':
 			sleepers = atoi(optarg);
 			break;
+		case 'x':
+			reset_every = atoi(optarg);
+			break;
+		case 'j':
+			poison_every = atoi(optarg);
+			break;
 		default:
 			bad_usage();
 		}
@@ -2264,8 +2745,10 @@ int main(int argc, char **argv)
 		 !strcmp(profile, "stall");
 	if (strcmp(profile, "compute") && strcmp(profile, "frames") &&
 	    strcmp(profile, "long") && strcmp(profile, "idle") &&
-	    strcmp(profile, "reset") && !attack)
+	    strcmp(profile, "reset") && strcmp(profile, "copy") && !attack)
 		bad_usage();
+	if (bytes < 0)
+		bytes = !strcmp(profile, "copy") ? 16384 : 65536;
 	if (vcpus < 0 || vcpus > 16) {
 		fprintf(stderr, "gvt_guest: -v takes 0 to 16\n");
 		return 2;
@@ -2372,6 +2855,9 @@ int main(int argc, char **argv)
 		attacks = ignored_loop(&d, attack_n, t_end, &unplug);
 	if (!strcmp(profile, "stall"))
 		stalled = stall_status_page(&d, engine < 0 ? 0 : engine, dur, t_end, &unplug);
+	if (!strcmp(profile, "copy"))
+		return copy_run(&d, engine, q, dur, bytes, reset_every, poison_every, t_end,
+				&unplug);
 	/* At least one round: a process that got no CPU until its time was up still runs. */
 	for (int round = 0; strcmp(profile, "idle") && !attack && !unplug &&
 	     (!round || now_s() < t_end); round++) {
