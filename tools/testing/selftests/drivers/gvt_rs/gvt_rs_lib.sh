@@ -249,3 +249,32 @@ pci_gpu_unbind() {
 	[ -e "$GVT_PCI_DEV/driver" ] && echo "$GVT_PCI_ADDR" >"$GVT_PCI_DEV/driver/unbind"
 	echo >"$GVT_PCI_DEV/driver_override"
 }
+
+# ---- copies (gvt_guest -p copy) ----------------------------------------------
+
+# copies_ok OUTFILE [MIN_FAILED]: the copy report of a gvt_guest run, or of
+# gvt_gpu_client in a guest (the profile=copy line) holds its counts: copies completed (each one verified
+# against its pattern's checksum, none wrong), every submitted copy either
+# completed or failed by a fault or a reset, at least one completed and at
+# least MIN_FAILED (default 0) failed.
+copies_ok() {
+	line=$(grep 'profile=copy ' "$1" | tail -1)
+	field() {
+		echo "$line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"
+	}
+	s=$(field submitted) c=$(field completed) v=$(field verified)
+	f=$(field failed) w=$(field wrong) x=$(field unexpected_faults)
+	echo "# copies: submitted=${s:-?} completed=${c:-?} verified=${v:-?} failed=${f:-?} wrong=${w:-?} unexpected_faults=${x:-?}"
+	[ -n "$s" ] && [ -n "$c" ] && [ -n "$v" ] && [ -n "$f" ] && [ -n "$w" ] || return 1
+	# gvt_gpu_client, in a guest, has no unexpected_faults field.
+	[ "$w" = 0 ] && [ "${x:-0}" = 0 ] && [ "$v" = "$c" ] && [ "$c" -gt 0 ] &&
+		[ "$s" = $((c + f)) ] && [ "$f" -ge "${2:-0}" ]
+}
+
+# l2_copies_ok CONSOLE REMOVED: the copy run of gvt_gpu_client in a QEMU
+# guest (a step -p,copy,... of gvt_l2.run, scripts/vm/l2-init) ended as
+# REMOVED says (removed=0: at its time; removed=1: by the removal of its
+# vGPU), and its counts hold (copies_ok).
+l2_copies_ok() {
+	grep "^gvt_gpu_client: profile=copy" "$1" | grep -q " $2 " && copies_ok "$1"
+}

@@ -4,13 +4,17 @@
 # Under load: GTT slot sharing keeps every vGPU's entries its own while only
 # non-resident slots are copied; 100 vGPU create/destroy cycles, then two
 # shells creating and removing at once, every guest checking its GTT; policy and
-# throttle switches; allocator switches refused. The VM runner fails the run
-# on any kernel warning or lockdep report.
+# throttle switches; allocator switches refused. Beside the guests of each
+# allocator's run and through the policy switches, a guest copies guest
+# memory and checks every completed copy against its pattern, the latter
+# with resets and faults of its own and its vGPU removed while it copies:
+# no completed copy may be wrong, and every copy must complete or be failed.
+# The VM runner fails the run on any kernel warning or lockdep report.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 14
+ktap_set_plan 15
 check "gvt_rs ready" sim_ready
 
 # ---- GTT slots: static vs gscale -------------------------------------------
@@ -26,16 +30,20 @@ gtt_run() {
 	for t in $1; do
 		list="$list $(vgpu_create "$t")"
 	done
+	cu=$(vgpu_create GVTg_V5_8)
 	c0=$(copies)
 	rm -f /tmp/gtt.go
 	for u in $list; do
 		guest "$u" "/tmp/gtt_$u.out" -w /tmp/gtt.go -g -p compute -q 3 -d 1000 -t 4
 	done
+	guest "$cu" /tmp/gtt_copy.out -w /tmp/gtt.go -p copy -e -1 -q 6 -d 500 -t 4
 	guests_go /tmp/gtt.go
 	wait
 	for u in $list; do
 		grep -q 'gtt_checked=[1-9].* gtt_mismatch=0 ' "/tmp/gtt_$u.out" || { ok=false; sed 's/^/# /' "/tmp/gtt_$u.out"; }
 	done
+	copies_ok /tmp/gtt_copy.out || { ok=false; sed 's/^/# /' /tmp/gtt_copy.out; }
+	vgpu_remove "$cu"
 	echo "# $2: $(($(copies) - c0)) GTT entries copied, shared slots $(cat "$GVT_GPU/gm_shared_slots"), switches $(cat "$GVT_GPU/events_switches")"
 	for u in $list; do
 		echo "#   vGPU $(cat "$(vgpu_attr "$u" vgpu_id)"): slots $(cat "$(vgpu_attr "$u" slot_start)")+$(cat "$(vgpu_attr "$u" slot_count)") switch_ins $(cat "$(vgpu_attr "$u" switch_ins)") slots_copied $(cat "$(vgpu_attr "$u" slots_copied)")"
@@ -45,11 +53,11 @@ gtt_run() {
 }
 
 set_attr "$GVT_GPU/policy" sfq
-check "static: three vGPUs see only their own GTT entries" gtt_run "GVTg_V5_4 GVTg_V5_4 GVTg_V5_2" static
+check "static: three vGPUs see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_4 GVTg_V5_4 GVTg_V5_2" static
 set_attr "$GVT_GPU/gm_allocator" gscale
-check "gscale: three V5_1 sharing slots see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_1 GVTg_V5_1" gscale
+check "gscale: three V5_1 sharing slots see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_1 GVTg_V5_1 GVTg_V5_1" gscale
 set_attr "$GVT_GPU/gm_allocator" dymgpu-size
-check "dymgpu-size: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-size
+check "dymgpu-size: four vGPUs see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-size
 # The re-placing allocators, re-placing every second with relocation on.
 # The four guests run the same load, so the layout usually stays put (the
 # count of relocations is logged); isolation must hold either way.
@@ -62,9 +70,9 @@ set_attr "$GVT_GPU/gm_replace_period_ms" 1000
 set_attr "$GVT_GPU/gm_relocation" 1
 reloc0=$(cat "$GVT_GPU/events_relocations")
 set_attr "$GVT_GPU/gm_allocator" dymgpu-util
-check "dymgpu-util: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-util
+check "dymgpu-util: four vGPUs see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-util
 set_attr "$GVT_GPU/gm_allocator" cost
-check "cost: four vGPUs see only their own GTT entries" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" cost
+check "cost: four vGPUs see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" cost
 echo "# relocations during the two runs: $(($(cat "$GVT_GPU/events_relocations") - reloc0))"
 set_attr "$GVT_GPU/gm_sample_period_ms" 100
 set_attr "$GVT_GPU/gm_util_window_ms" 5000
@@ -122,10 +130,15 @@ check "no vGPU left but the loaded one after the concurrent cycles" sh -c "[ \$(
 # complete more work (progress, not a rate).
 u2=$(vgpu_create GVTg_V5_2)
 u3=$(vgpu_create GVTg_V5_8)
+u4=$(vgpu_create GVTg_V5_8)
 guest "$u2" /tmp/sw2.out -p frames -f 3 -d 1000 -z 2000 -t 600
 p2=$GUEST_PID
 guest "$u3" /tmp/sw3.out -p long -q 2 -d 10000 -t 600
 p3=$GUEST_PID
+# Copies on both engines, a reset after every 40th round and a copy from
+# unmapped memory every 97th, until its vGPU is removed.
+guest "$u4" /tmp/sw4.out -p copy -e -1 -q 8 -d 1000 -x 40 -j 97 -t 600
+p4=$GUEST_PID
 done2=$(vgpu_attr "$u2" completed) done3=$(vgpu_attr "$u3" completed)
 # progressed C2 C3: both vGPUs completed more than C2 and C3.
 progressed() {
@@ -158,8 +171,9 @@ check "allocator switch under load refused (EBUSY)" write_fails "busy" "$GVT_GPU
 # guest is killed, and VFIO closes its device.
 vgpu_remove "$u2"
 vgpu_remove "$u3"
+vgpu_remove "$u4"
 kill "$bgpid" 2>/dev/null
-wait "$p2" "$p3" "$bgpid"
+wait "$p2" "$p3" "$p4" "$bgpid"
 ok=true
 for f in /tmp/sw2.out /tmp/sw3.out; do
 	sed 's/^/# /' $f
@@ -167,6 +181,9 @@ for f in /tmp/sw2.out /tmp/sw3.out; do
 done
 check "guests kept completing after each of the $n switches ($moved)" \
 	sh -c "$ok && [ $moved = $n ]"
+sed 's/^/# /' /tmp/sw4.out
+check "copies through $n switches, resets, faults and the removal: none wrong, none lost" \
+	copies_ok /tmp/sw4.out 1
 
 vgpu_remove "$bg"
 check "everything removed" sh -c "[ \$(cat $GVT_GPU/vgpus) = 0 ] && [ \$(cat $GVT_GPU/inflight) = 0 ]"

@@ -6,8 +6,9 @@
 # their count, VFIO interrupt ioctls with vfio-pci's answers, rings and status
 # page in guest memory, every fault of the command scanner and its recovery by
 # reset, MSI and INTx, INTx in a new session without a reset), then every
-# workload profile of the guest emulator, the VM CPU time it is charged, and
-# the removal of a vGPU the VM holds (device request).
+# workload profile of the guest emulator, copies of guest memory checked
+# byte for byte across resets and faults, the VM CPU time it is charged, and
+# the removal of a vGPU the VM holds (device request) while it copies.
 #
 # All of it twice: through the legacy VFIO container and group, and through
 # the device's /dev/vfio/devices/vfioN bound to /dev/iommu (iommufd), as
@@ -15,8 +16,16 @@
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
+# copy_run_ok STATUS OUTFILE [MIN_FAILED]: a copy run exited 0 and its
+# counts hold (copies_ok).
+copy_run_ok() {
+	rc=$1
+	shift
+	copies_ok "$@" && [ "$rc" = 0 ]
+}
+
 ktap_print_header
-ktap_set_plan 25
+ktap_set_plan 29
 
 check "gvt_rs ready" sim_ready
 for GVT_VFIO_MODE in container iommufd; do
@@ -50,6 +59,16 @@ for GVT_VFIO_MODE in container iommufd; do
 	busy=$(cat "$(vgpu_attr "$u" busy_ns)")
 	echo "# engine stats $m: submitted=$sub completed=$comp busy_ns=$busy"
 	check "engine accounted every workload $m" test "$sub" = "$comp" -a "$sub" -gt 0
+	# Work that moves data: copies on both engines, a reset after every
+	# 5th round (VFIO_DEVICE_RESET and the RESET register in turn) and a
+	# copy from unmapped memory every 17th (a fault, after which the guest
+	# resets the device): every completed copy holds its pattern, every
+	# other one was failed by the reset or the fault, none is lost.
+	gvt_guest -p copy -e -1 -q 8 -d 300 -t 3 -x 5 -j 17 "$u" >/tmp/vfio_copy.out 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/vfio_copy.out
+	check "copies across resets and faults: none wrong, each completed or failed $m" \
+		copy_run_ok $rc /tmp/vfio_copy.out 1
 	# The input of vmcg: the CPU time of the VM, i.e. of every thread of
 	# the process that opened the vGPU, with one busy "vCPU" thread beside
 	# the submitting one. Judged against what the threads of that process
@@ -75,7 +94,7 @@ for GVT_VFIO_MODE in container iommufd; do
 	# Removing a vGPU that a VM holds signals its REQ eventfd; the guest
 	# emulator answers as QEMU does (unplug, close) and the removal
 	# completes.
-	guest "$u" /tmp/vfio_req.out -p compute -t 60
+	guest "$u" /tmp/vfio_req.out -p copy -e -1 -q 8 -d 500 -t 60
 	# It holds the vGPU the way it was asked to: the group and container,
 	# or the device file and an iommufd, and not the other.
 	fds=$(ls -l "/proc/$GUEST_PID/fd" 2>/dev/null)
@@ -102,5 +121,7 @@ for GVT_VFIO_MODE in container iommufd; do
 	check "removal of an open vGPU: device request, the VM lets go $m" \
 		sh -c "grep -q 'device request' /tmp/vfio_req.out &&
 			[ ! -e /sys/bus/mdev/devices/$u ]"
+	check "copies across the removal: none wrong, each completed or failed $m" \
+		copy_run_ok 0 /tmp/vfio_req.out
 done
 ktap_finished
