@@ -128,7 +128,7 @@ pub trait Driver: Sized + 'static {
 pub struct DriverRegistration<T: Driver> {
     #[pin]
     drv: Opaque<bindings::mdev_driver>,
-    groups: sysfs::DriverGroups<T::Data>,
+    groups: sysfs::Groups<T::Data>,
     _p: PhantomData<T>,
 }
 
@@ -142,7 +142,7 @@ impl<T: Driver> DriverRegistration<T> {
     /// Registers the mdev driver.
     pub fn new() -> impl PinInit<Self, Error> {
         pin_init::pin_init_scope(move || {
-            let groups = sysfs::DriverGroups::new(T::DEVICE_GROUPS)?;
+            let groups = sysfs::Groups::new(T::DEVICE_GROUPS)?;
             // The array is the vector's buffer, which does not move with `groups`.
             let dev_groups = groups.as_raw();
             Ok(try_pin_init!(Self {

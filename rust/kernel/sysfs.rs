@@ -10,14 +10,19 @@
 //! exists while the device is bound, and its callbacks get the bound device
 //! ([`Device<Bound>`]) and the driver's data of that device.
 //!
+//! A device class gives the same to its devices with the class's
+//! `dev_groups` ([`crate::class`]): the groups exist from before the device's
+//! `KOBJ_ADD` uevent until it is unregistered, and their callbacks get the
+//! device in the [`Normal`](crate::device::Normal) context and the data it was created with.
+//!
 //! * Each file is a [`DeviceAttribute<ID, O, Data>`]: `O` implements
 //!   [`AttributeOperations<ID>`] for the file's `ID`, with `Data` the
 //!   driver's data.
 //! * The [`device_attribute_group!`] macro declares a static
 //!   [`AttributeGroup<Data>`] of such files, named (a subdirectory of the
 //!   device's directory) or not.
-//! * A bus abstraction installs the groups its driver names in the driver's
-//!   `dev_groups` with [`DriverGroups`].
+//! * A bus or class abstraction installs the groups its driver or class names
+//!   in the `dev_groups` with [`Groups`].
 //!
 //! Files follow the sysfs rules of `Documentation/filesystems/sysfs.rst`: one
 //! value per file, text, at most one page. `show` formats into the page with
@@ -117,7 +122,8 @@ use crate::{
     bindings,
     device::{
         Bound,
-        Device, //
+        Device,
+        DeviceContext, //
     },
     error::{
         to_result,
@@ -160,25 +166,30 @@ pub const WO: u16 = 0o200;
 /// the [`device_attribute_group!`] macro gives each file its `ID`. `show` and
 /// `store` may run concurrently on several CPUs, and with the driver's other
 /// code: `Data` is [`Sync`], and mutable state is behind a lock or in atomics.
+///
+/// `Ctx` is the context of the device while it has the file: [`Bound`] for
+/// the groups of a driver's devices, [`Normal`](crate::device::Normal) for those of a class's.
 #[vtable]
-pub trait AttributeOperations<const ID: u64 = 0> {
-    /// The driver's data of the bound device.
+pub trait AttributeOperations<const ID: u64 = 0, Ctx: DeviceContext = Bound> {
+    /// The driver's data of the bound device, or the data of the class
+    /// device.
     type Data: Sync;
 
     /// Writes the file's contents into `page` and returns their length, which
     /// must be below [`PAGE_SIZE`]; an error is returned to the reader.
-    fn show(data: &Self::Data, dev: &Device<Bound>, page: &mut [u8; PAGE_SIZE]) -> Result<usize>;
+    fn show(data: &Self::Data, dev: &Device<Ctx>, page: &mut [u8; PAGE_SIZE]) -> Result<usize>;
 
     /// Applies what was written to the file; an error is returned to the
     /// writer and must leave the state unchanged. Required for a writable
     /// file.
-    fn store(_data: &Self::Data, _dev: &Device<Bound>, _input: &Input<'_>) -> Result {
+    fn store(_data: &Self::Data, _dev: &Device<Ctx>, _input: &Input<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
 
-/// A file of the devices of a driver whose data is `Data`: a C
-/// `struct device_attribute` whose `show` and `store` call `O`'s.
+/// A file of the devices of a driver or class whose data is `Data`, in the
+/// context `Ctx`: a C `struct device_attribute` whose `show` and `store` call
+/// `O`'s.
 ///
 /// Attributes live in `static`s, declared by [`device_attribute_group!`]:
 /// sysfs keeps pointers to them while the files exist, and lockdep requires
@@ -190,19 +201,20 @@ pub trait AttributeOperations<const ID: u64 = 0> {
 /// NUL-terminated string, whose `show` is [`Self::show`], and whose `store`
 /// is [`Self::store`] if its mode lets someone write and NULL otherwise.
 #[repr(transparent)]
-pub struct DeviceAttribute<const ID: u64, O, Data> {
+pub struct DeviceAttribute<const ID: u64, O, Data, Ctx: DeviceContext = Bound> {
     attr: Opaque<bindings::device_attribute>,
-    _p: PhantomData<fn() -> (O, Data)>,
+    _p: PhantomData<(O, Data, Ctx)>,
 }
 
 // SAFETY: sysfs only reads the attribute, and Rust code never accesses it
 // after construction.
-unsafe impl<const ID: u64, O, Data> Sync for DeviceAttribute<ID, O, Data> {}
+unsafe impl<const ID: u64, O, Data, Ctx: DeviceContext> Sync for DeviceAttribute<ID, O, Data, Ctx> {}
 
-impl<const ID: u64, O, Data> DeviceAttribute<ID, O, Data>
+impl<const ID: u64, O, Data, Ctx> DeviceAttribute<ID, O, Data, Ctx>
 where
-    O: AttributeOperations<ID, Data = Data>,
+    O: AttributeOperations<ID, Ctx, Data = Data>,
     Data: Sync,
+    Ctx: DeviceContext,
 {
     /// The file `name` with the permissions `mode` ([`RO`], [`ADMIN_RO`],
     /// [`RW`], [`WO`]). A mode that lets someone write needs
@@ -237,17 +249,18 @@ where
         self.attr.get().cast()
     }
 
-    /// The driver's data of a device whose groups include this attribute.
+    /// The data of a device whose groups include this attribute.
     ///
     /// # Safety
     ///
-    /// `dev` is valid and bound for `'a`, and its driver data is a `Data`
-    /// (or NULL) for `'a`.
-    unsafe fn data<'a>(dev: *mut bindings::device) -> Option<(&'a Device<Bound>, &'a Data)> {
-        // SAFETY: By the safety requirements `dev` is valid for `'a`.
-        let dev: &Device = unsafe { Device::from_raw(dev) };
-        // SAFETY: By the safety requirements `dev` is bound for `'a`.
-        let dev = unsafe { dev.as_bound() };
+    /// `dev` is valid and in the context `Ctx` for `'a`, and its driver data
+    /// is a `Data` (or NULL) for `'a`.
+    unsafe fn data<'a>(dev: *mut bindings::device) -> Option<(&'a Device<Ctx>, &'a Data)> {
+        // CAST: `Device<Ctx>` is a transparent wrapper of `struct device` in
+        // every context.
+        // SAFETY: By the safety requirements `dev` is valid, and in the
+        // context `Ctx`, for `'a`.
+        let dev = unsafe { &*dev.cast::<Device<Ctx>>() };
         // SAFETY: `dev` is valid.
         let data = unsafe { bindings::dev_get_drvdata(dev.as_raw()) };
         // SAFETY: By the safety requirements a non-NULL driver data is a
@@ -261,18 +274,20 @@ where
     /// # Safety
     ///
     /// Called by the driver core for a device that has this attribute as a
-    /// file of one of its driver's `dev_groups` ([`DriverGroups`]), so that
-    /// the device is bound and its driver data is a `Data` during the call;
-    /// `buf` is a page that nothing else uses during the call.
+    /// file of one of the `dev_groups` of its driver or class ([`Groups`]),
+    /// so that the device is in the context `Ctx` and its driver data is a
+    /// `Data` during the call; `buf` is a page that nothing else uses during
+    /// the call.
     unsafe extern "C" fn show(
         dev: *mut bindings::device,
         _attr: *mut bindings::device_attribute,
         buf: *mut c_char,
     ) -> isize {
-        // SAFETY: The driver core removes the groups of `dev_groups`, waiting
-        // for the callbacks in progress, before the driver's `remove` and
-        // before it unbinds the device; `DriverGroups` is only installed for
-        // drivers whose driver data is a `Data` while the device is bound.
+        // SAFETY: `Groups` is only installed in the `dev_groups` of a driver
+        // or class whose devices have a `Data` as driver data, in the context
+        // `Ctx`, while they have the groups; the driver core removes the
+        // groups, waiting for the callbacks in progress, before the driver's
+        // `remove` (or before the class device's unregistration returns).
         let Some((dev, data)) = (unsafe { Self::data(dev) }) else {
             return ENODEV.to_errno() as isize;
         };
@@ -315,31 +330,31 @@ where
 }
 
 /// The NULL-terminated array of `attribute_group.attrs`: the files of an
-/// [`AttributeGroup<Data>`]. Built by [`device_attribute_group!`].
+/// [`AttributeGroup<Data, Ctx>`]. Built by [`device_attribute_group!`].
 ///
 /// # Invariants
 ///
 /// Every pointer of `attrs` is the attribute of a `'static`
-/// [`DeviceAttribute<_, _, Data>`], and `end` is NULL.
+/// [`DeviceAttribute<_, _, Data, Ctx>`], and `end` is NULL.
 #[repr(C)]
-pub struct AttributeList<Data, const N: usize> {
+pub struct AttributeList<Data, const N: usize, Ctx: DeviceContext = Bound> {
     attrs: [*mut bindings::attribute; N],
     // `repr(C)` places the terminator right after the array.
     end: *mut bindings::attribute,
-    _p: PhantomData<fn() -> Data>,
+    _p: PhantomData<fn() -> (Data, Ctx)>,
 }
 
 // SAFETY: The pointers point to `'static` attributes, which are `Sync`, and
 // nothing writes them.
-unsafe impl<Data, const N: usize> Sync for AttributeList<Data, N> {}
+unsafe impl<Data, const N: usize, Ctx: DeviceContext> Sync for AttributeList<Data, N, Ctx> {}
 
-impl<Data, const N: usize> AttributeList<Data, N> {
+impl<Data, const N: usize, Ctx: DeviceContext> AttributeList<Data, N, Ctx> {
     /// The list of `attrs`.
     ///
     /// # Safety
     ///
     /// Every pointer of `attrs` is the [`DeviceAttribute::as_attribute`] of a
-    /// `'static` [`DeviceAttribute<_, _, Data>`].
+    /// `'static` [`DeviceAttribute<_, _, Data, Ctx>`].
     #[doc(hidden)]
     pub const unsafe fn new(attrs: [*mut bindings::attribute; N]) -> Self {
         // INVARIANT: By the safety requirements, with the terminator.
@@ -351,32 +366,32 @@ impl<Data, const N: usize> AttributeList<Data, N> {
     }
 }
 
-/// A group of files of the devices of a driver whose data is `Data`: a C
-/// `struct attribute_group`. Declared by [`device_attribute_group!`] and
-/// installed by a bus abstraction in its driver's `dev_groups`
-/// ([`DriverGroups`]).
+/// A group of files of the devices of a driver or class whose data is
+/// `Data`, in the context `Ctx`: a C `struct attribute_group`. Declared by
+/// [`device_attribute_group!`] and installed by a bus or class abstraction in
+/// its `dev_groups` ([`Groups`]).
 ///
 /// # Invariants
 ///
 /// `group` is a valid attribute group whose `attrs` is a `'static`
-/// [`AttributeList<Data, _>`] and whose name, if any, is a `'static`
+/// [`AttributeList<Data, _, Ctx>`] and whose name, if any, is a `'static`
 /// NUL-terminated string.
 #[repr(transparent)]
-pub struct AttributeGroup<Data> {
+pub struct AttributeGroup<Data, Ctx: DeviceContext = Bound> {
     group: Opaque<bindings::attribute_group>,
-    _p: PhantomData<fn() -> Data>,
+    _p: PhantomData<fn() -> (Data, Ctx)>,
 }
 
 // SAFETY: Nothing writes the group after construction, and what it points to
 // is `Sync`.
-unsafe impl<Data> Sync for AttributeGroup<Data> {}
+unsafe impl<Data, Ctx: DeviceContext> Sync for AttributeGroup<Data, Ctx> {}
 
-impl<Data> AttributeGroup<Data> {
+impl<Data, Ctx: DeviceContext> AttributeGroup<Data, Ctx> {
     /// The group of the files `attrs`: in the device's directory, or in its
     /// subdirectory `name`.
     pub const fn new<const N: usize>(
         name: Option<&'static CStr>,
-        attrs: &'static AttributeList<Data, N>,
+        attrs: &'static AttributeList<Data, N, Ctx>,
     ) -> Self {
         let mut group: bindings::attribute_group = pin_init::zeroed();
         if let Some(name) = name {
@@ -403,12 +418,14 @@ impl<Data> AttributeGroup<Data> {
 /// also the name of its `static`), the `ID` of its
 /// [`AttributeOperations`] implementation by the `operations` type, and its
 /// mode. `name:` names the group's subdirectory; without it the files are in
-/// the device's directory. See the [module documentation](self).
+/// the device's directory. The group's type names the device context
+/// (`AttributeGroup<Data, Normal>` for a class); it is [`Bound`] if it does
+/// not. See the [module documentation](self).
 #[macro_export]
 macro_rules! device_attribute_group {
     (
         $(#[$meta:meta])*
-        $vis:vis static $group:ident: AttributeGroup<$data:ty> = {
+        $vis:vis static $group:ident: AttributeGroup<$data:ty, $ctx:ty> = {
             $(name: $name:expr,)?
             operations: $ops:ty,
             attributes: [
@@ -417,25 +434,34 @@ macro_rules! device_attribute_group {
         };
     ) => {
         $(#[$meta])*
-        $vis static $group: $crate::sysfs::AttributeGroup<$data> = {
+        $vis static $group: $crate::sysfs::AttributeGroup<$data, $ctx> = {
             $(
                 #[allow(non_upper_case_globals)]
-                static $attr: $crate::sysfs::DeviceAttribute<{ $id }, $ops, $data> =
+                static $attr: $crate::sysfs::DeviceAttribute<{ $id }, $ops, $data, $ctx> =
                     $crate::sysfs::DeviceAttribute::new(
                         $crate::c_str!(::core::stringify!($attr)),
                         $mode,
                     );
             )+
             const N: usize = [$(::core::stringify!($attr)),+].len();
-            static ATTRS: $crate::sysfs::AttributeList<$data, N> =
+            static ATTRS: $crate::sysfs::AttributeList<$data, N, $ctx> =
                 // SAFETY: Each pointer is the attribute of a `static`
-                // `DeviceAttribute<_, _, $data>` above.
+                // `DeviceAttribute` of this data and context above.
                 unsafe { $crate::sysfs::AttributeList::new([$($attr.as_attribute()),+]) };
             $crate::sysfs::AttributeGroup::new(
                 $crate::device_attribute_group!(@name $($name)?),
                 &ATTRS,
             )
         };
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis static $group:ident: AttributeGroup<$data:ty> = { $($body:tt)* };
+    ) => {
+        $crate::device_attribute_group! {
+            $(#[$meta])*
+            $vis static $group: AttributeGroup<$data, $crate::device::Bound> = { $($body)* };
+        }
     };
     (@name $name:expr) => {
         ::core::option::Option::Some($name)
@@ -445,27 +471,27 @@ macro_rules! device_attribute_group {
     };
 }
 
-/// The groups of a driver's `dev_groups`, for a bus abstraction: a
-/// NULL-terminated array of [`AttributeGroup<Data>`]s.
+/// The `dev_groups` of a driver or class, for a bus or class abstraction: a
+/// NULL-terminated array of [`AttributeGroup<Data, Ctx>`]s.
 ///
 /// # Invariants
 ///
-/// `ptrs` is empty or holds the C groups of `'static` `AttributeGroup<Data>`s
-/// followed by NULL.
-pub struct DriverGroups<Data> {
+/// `ptrs` is empty or holds the C groups of `'static`
+/// `AttributeGroup<Data, Ctx>`s followed by NULL.
+pub struct Groups<Data, Ctx: DeviceContext = Bound> {
     ptrs: KVec<*const bindings::attribute_group>,
-    _p: PhantomData<fn() -> Data>,
+    _p: PhantomData<fn() -> (Data, Ctx)>,
 }
 
 // SAFETY: The pointers point to `'static` groups, which are `Sync`.
-unsafe impl<Data> Send for DriverGroups<Data> {}
+unsafe impl<Data, Ctx: DeviceContext> Send for Groups<Data, Ctx> {}
 
 // SAFETY: As for `Send`; nothing writes through a shared reference.
-unsafe impl<Data> Sync for DriverGroups<Data> {}
+unsafe impl<Data, Ctx: DeviceContext> Sync for Groups<Data, Ctx> {}
 
-impl<Data> DriverGroups<Data> {
+impl<Data, Ctx: DeviceContext> Groups<Data, Ctx> {
     /// The array of `groups`.
-    pub fn new(groups: &[&'static AttributeGroup<Data>]) -> Result<Self> {
+    pub fn new(groups: &[&'static AttributeGroup<Data, Ctx>]) -> Result<Self> {
         let mut ptrs = KVec::new();
         if !groups.is_empty() {
             ptrs.reserve(groups.len() + 1, GFP_KERNEL)?;
@@ -481,12 +507,18 @@ impl<Data> DriverGroups<Data> {
         })
     }
 
-    /// The value of `device_driver.dev_groups`: NULL without groups.
+    /// The value of a `dev_groups`: NULL without groups.
     ///
-    /// A bus abstraction installs it only in a driver whose bound devices'
-    /// driver data is a `Data` from before their `probe` returns until after
-    /// their `remove` was called (the driver core adds the groups between
-    /// the two), and keeps `self` until the driver is unregistered.
+    /// An abstraction installs it, and keeps `self` until no device has the
+    /// groups any more, only
+    ///
+    /// * with `Ctx` = [`Bound`], in a driver whose bound devices' driver data
+    ///   is a `Data` from before their `probe` returns until after their
+    ///   `remove` was called (the driver core adds the groups between the
+    ///   two);
+    /// * with `Ctx` = [`Normal`](crate::device::Normal), in a class whose devices' driver data is a
+    ///   `Data`, or NULL, from before they are added until they are
+    ///   unregistered.
     pub fn as_raw(&self) -> *const *const bindings::attribute_group {
         if self.ptrs.is_empty() {
             core::ptr::null()
@@ -860,9 +892,9 @@ mod tests {
 
     #[test]
     fn driver_groups_are_null_terminated() -> Result {
-        let none = DriverGroups::<Counter>::new(&[])?;
+        let none = Groups::<Counter>::new(&[])?;
         assert!(none.as_raw().is_null());
-        let two = DriverGroups::new(&[&COUNTER_GROUP, &UNNAMED])?;
+        let two = Groups::new(&[&COUNTER_GROUP, &UNNAMED])?;
         let p = two.as_raw();
         // SAFETY: `p` is an array of three pointers.
         let (first, second, end) = unsafe { (*p, *p.add(1), *p.add(2)) };
