@@ -602,6 +602,9 @@ pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, b: &Batch) {
     let Some(mut ring) = r.dev.rings.get(e).copied() else {
         return;
     };
+    // The oldest completion the batch holds: HEAD stops at it until its
+    // record is written, however many completed behind it meanwhile.
+    let oldest = ring.head;
     // The batch is the descriptors from HEAD to the newest, in ring order:
     // their data reaches guest memory before the record that reports them.
     let mut index = ring.head;
@@ -626,7 +629,7 @@ pub(super) fn complete(v: &Vgpu, r: &mut Regs, e: usize, b: &Batch) {
     if r.dev.status_page != 0 {
         let at = r.dev.status_page + (STATUS_STRIDE * e) as u64;
         if v.dma_write(at, &status_record(&ring)).is_err() {
-            v.fail_locked(r, Fault::StatusWrite, e, w.index);
+            v.fail_locked(r, Fault::StatusWrite, e, oldest);
             return;
         }
     }
