@@ -13,6 +13,10 @@
 //! variable that the interrupt handler, a reset and removal notify. As the
 //! handler takes the lock before it notifies, a waiter that checked its
 //! condition under the lock cannot miss the wake-up.
+//!
+//! Copies ([`Gpu::copy`], protocol 3) go through one copy block and one source and
+//! destination buffer in DMA memory, one copy at a time (a mutex held from
+//! the buffers' filling to the destination's reading back).
 
 use crate::regs::{
     self,
@@ -21,6 +25,7 @@ use crate::regs::{
     BAR0_SIZE,
     DESC_IRQ,
     DESC_WORDS,
+    GUEST_COPY_MAX,
     MAX_ENGINES,
     PAGE_WORDS,
     STATUS_STRIDE_WORDS, //
@@ -38,6 +43,7 @@ use kernel::{
         Io, //
     },
     new_condvar,
+    new_mutex,
     new_spinlock_irq,
     pci::{
         self,
@@ -48,6 +54,7 @@ use kernel::{
     sync::{
         CondVar,
         CondVarTimeoutResult,
+        Mutex,
         SpinLockIrq,
         SpinLockIrqGuard, //
     },
@@ -79,6 +86,8 @@ pub(crate) struct Info {
     pub(crate) gm_low_mb: u32,
     /// High graphics memory of the vGPU type, MB.
     pub(crate) gm_high_mb: u32,
+    /// The longest copy offered, bytes (0: the device has no copies).
+    pub(crate) copy_max: u32,
 }
 
 impl Info {
@@ -111,6 +120,8 @@ impl Info {
             max_duration_us: bar.read32(regs::REG_MAX_DURATION),
             gm_low_mb: bar.read32(regs::REG_GM_LOW),
             gm_high_mb: bar.read32(regs::REG_GM_HIGH),
+            // CAST: `GUEST_COPY_MAX` fits a `u32` (it is at most `COPY_MAX`).
+            copy_max: bar.read32(regs::REG_COPY_MAX).min(GUEST_COPY_MAX as u32),
         })
     }
 }
@@ -156,12 +167,22 @@ impl From<IrqType> for IrqKind {
     }
 }
 
+/// Words of the copy area before the source: the copy block's page.
+const COPY_SRC_WORD: usize = PAGE_WORDS;
+/// Words of the copy area before the destination.
+const COPY_DST_WORD: usize = COPY_SRC_WORD + GUEST_COPY_MAX / 8;
+/// Words of the copy area: the copy block's page, source, destination.
+const COPY_WORDS: usize = COPY_DST_WORD + GUEST_COPY_MAX / 8;
+
 /// The DMA memory the device reads and writes.
 struct DmaMem {
     /// One ring of descriptors per engine, a page each.
     rings: KVec<Coherent<[u64]>>,
     /// The status page.
     status: Coherent<[u64]>,
+    /// Copies: the copy block at word 0, the source from
+    /// [`COPY_SRC_WORD`], the destination from [`COPY_DST_WORD`].
+    copy: Coherent<[u64]>,
 }
 
 impl DmaMem {
@@ -174,16 +195,63 @@ impl DmaMem {
             )?;
         }
         let status = Coherent::<u64>::zeroed_slice(dev, PAGE_WORDS, GFP_KERNEL)?;
+        let copy = Coherent::<u64>::zeroed_slice(dev, COPY_WORDS, GFP_KERNEL)?;
         // The device wants page-aligned guest addresses, which a coherent
-        // allocation of a page always is.
+        // allocation of a page always is (and a copy block aligned to its
+        // size, which the start of one is).
         if status.dma_address() % regs::PAGE_BYTES as u64 != 0
+            || copy.dma_address() % regs::PAGE_BYTES as u64 != 0
             || rings
                 .iter()
                 .any(|r| r.dma_address() % regs::PAGE_BYTES as u64 != 0)
         {
             return Err(EINVAL);
         }
-        Ok(Self { rings, status })
+        Ok(Self {
+            rings,
+            status,
+            copy,
+        })
+    }
+
+    /// Writes `bytes` into the copy area from word `at`.
+    fn write_copy_bytes(&self, at: usize, bytes: &[u8]) -> Result {
+        for (i, chunk) in bytes.chunks(8).enumerate() {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            io_write!(self.copy, [try: at + i], u64::from_le_bytes(w).to_le());
+        }
+        Ok(())
+    }
+
+    /// Reads the copy area from word `at` into `bytes`.
+    fn read_copy_bytes(&self, at: usize, bytes: &mut [u8]) -> Result {
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let w = u64::from_le(io_read!(self.copy, [try: at + i])).to_le_bytes();
+            chunk.copy_from_slice(&w[..chunk.len()]);
+        }
+        Ok(())
+    }
+
+    /// Fills the copy area for a copy of `src`, into a destination that
+    /// holds `dst` until the device copied; returns the copy block's
+    /// guest address.
+    fn prepare_copy(&self, src: &[u8], dst: &[u8]) -> Result<u64> {
+        self.write_copy_bytes(COPY_SRC_WORD, src)?;
+        self.write_copy_bytes(COPY_DST_WORD, dst)?;
+        let base = self.copy.dma_address();
+        // `struct gvt_sim_copy`: source, destination, length, reserved.
+        // CAST: offsets and a length within the copy area.
+        let block = [
+            base + (COPY_SRC_WORD * 8) as u64,
+            base + (COPY_DST_WORD * 8) as u64,
+            src.len() as u64,
+            0,
+        ];
+        for (i, word) in block.iter().enumerate() {
+            io_write!(self.copy, [try: i], word.to_le());
+        }
+        Ok(base)
     }
 
     /// The status record of `engine`.
@@ -280,6 +348,13 @@ pub(crate) enum Work<'a> {
         bytes: u32,
         flags: u32,
     },
+    /// A checked copy workload: duration, descriptor flags, the guest
+    /// address of its copy block.
+    Copy {
+        duration_us: u32,
+        flags: u32,
+        block: u64,
+    },
     /// A raw descriptor (its words as in memory), unchecked but for its
     /// seqno, which the driver sets.
     Raw(&'a [u64; DESC_WORDS]),
@@ -299,6 +374,9 @@ pub(crate) struct Gpu {
     state: SpinLockIrq<State>,
     #[pin]
     event: CondVar,
+    /// Held by the copy that uses the copy area.
+    #[pin]
+    copying: Mutex<()>,
 }
 
 impl Gpu {
@@ -321,6 +399,7 @@ impl Gpu {
                 engines: [EngineState::default(); MAX_ENGINES],
             }),
             event <- new_condvar!("gvt_rs_guest::event"),
+            copying <- new_mutex!((), "gvt_rs_guest::copying"),
         }? Error))
     }
 
@@ -480,6 +559,9 @@ impl Gpu {
         let irq = match work {
             Work::Exec {
                 duration_us, flags, ..
+            }
+            | Work::Copy {
+                duration_us, flags, ..
             } => {
                 if flags & !DESC_IRQ != 0 {
                     return Err(EINVAL);
@@ -522,6 +604,11 @@ impl Gpu {
                 bytes,
                 flags,
             } => Desc::exec(flags, seqno, duration_us, bytes),
+            Work::Copy {
+                duration_us,
+                flags,
+                block,
+            } => Desc::copy(flags, seqno, duration_us, block),
             Work::Raw(words) => Desc::raw(words, seqno),
         };
         let tail = eng.tail;
@@ -581,6 +668,47 @@ impl Gpu {
                 self.check_failed(&mut st);
             }
         }
+    }
+
+    /// Copies `src` on `engine` with a workload of `duration_us`, into a
+    /// destination that holds `dst` until then, and waits up to
+    /// `timeout_ms` for it; `dst` then holds what the device wrote.
+    ///
+    /// Fails if the copy could not be submitted. Otherwise returns its
+    /// seqno and how it ended: `Ok` once it completed (the device writes
+    /// the data before the completion), `EIO` if a fault or a reset failed
+    /// it, `ENODEV` if the device went, `ETIMEDOUT`.
+    pub(crate) fn copy(
+        &self,
+        engine: u32,
+        duration_us: u32,
+        src: &[u8],
+        dst: &mut [u8],
+        timeout_ms: u32,
+    ) -> Result<(u32, Result)> {
+        let len = src.len();
+        if len == 0 || len > self.info.copy_max as usize || dst.len() != len {
+            return Err(EINVAL);
+        }
+        let _copying = self.copying.lock();
+        let block = self
+            .mem
+            .try_access()
+            .ok_or(ENODEV)?
+            .prepare_copy(src, dst)?;
+        let work = Work::Copy {
+            duration_us,
+            flags: DESC_IRQ,
+            block,
+        };
+        let seqno = self.submit(engine, work, false)?;
+        let done = self.wait(engine, seqno, timeout_ms).and_then(|_| {
+            self.mem
+                .try_access()
+                .ok_or(ENODEV)?
+                .read_copy_bytes(COPY_DST_WORD, dst)
+        });
+        Ok((seqno, done))
     }
 
     /// The `STATS` ioctl.

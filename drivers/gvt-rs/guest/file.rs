@@ -55,6 +55,9 @@ type StatsArg = [u64; 4 + 4 * MAX_ENGINES];
 type SubmitRawHead = [u32; 2];
 /// The descriptor of `struct gvt_gpu_submit_raw`, as in memory.
 type SubmitRawDesc = [u64; DESC_WORDS];
+/// `struct gvt_gpu_copy`: source, destination, length, engine, duration,
+/// timeout, then seqno and result (out).
+type CopyArg = [u64; 8];
 
 const IOC_INFO: u32 = _IOR::<InfoArg>(IOC_MAGIC, 0xa0);
 const IOC_SUBMIT: u32 = _IOWR::<SubmitArg>(IOC_MAGIC, 0xa1);
@@ -63,6 +66,7 @@ const IOC_STATS: u32 = _IOR::<StatsArg>(IOC_MAGIC, 0xa3);
 const IOC_RESET: u32 = _IO(IOC_MAGIC, 0xa4);
 // `struct gvt_gpu_submit_raw` is 40 bytes, a head and a descriptor.
 const IOC_SUBMIT_RAW: u32 = _IOWR::<[u64; 1 + DESC_WORDS]>(IOC_MAGIC, 0xa5);
+const IOC_COPY: u32 = _IOWR::<CopyArg>(IOC_MAGIC, 0xa6);
 
 /// `GVT_GPU_INFO_UNCHECKED`.
 const INFO_UNCHECKED: u32 = 1 << 0;
@@ -152,6 +156,36 @@ impl MiscDevice for Gpu {
                 let desc: SubmitRawDesc = reader.read()?;
                 head[1] = gpu.submit(head[0], Work::Raw(&desc), nonblock)?;
                 writer.write(&head)?;
+            }
+            IOC_COPY => {
+                let (mut reader, mut writer) = user.reader_writer();
+                let mut req: CopyArg = reader.read()?;
+                if req[6] != 0 || req[7] != 0 {
+                    return Err(EINVAL);
+                }
+                let len = usize::try_from(req[2])?;
+                let (engine, duration, timeout) = (
+                    u32::try_from(req[3])?,
+                    u32::try_from(req[4])?,
+                    u32::try_from(req[5])?,
+                );
+                if len == 0 || len > gpu.info.copy_max as usize {
+                    return Err(EINVAL);
+                }
+                let src_ptr = UserPtr::from_addr(usize::try_from(req[0])?);
+                let dst_ptr = UserPtr::from_addr(usize::try_from(req[1])?);
+                let mut src = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+                UserSlice::new(src_ptr, len).reader().read_slice(&mut src)?;
+                let mut dst = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+                UserSlice::new(dst_ptr, len).reader().read_slice(&mut dst)?;
+                let (seqno, done) = gpu.copy(engine, duration, &src, &mut dst, timeout)?;
+                req[6] = u64::from(seqno);
+                match done {
+                    Ok(()) => UserSlice::new(dst_ptr, len).writer().write_slice(&dst)?,
+                    // The negative errno, as the ABI's 64-bit word.
+                    Err(e) => req[7] = i64::from(e.to_errno()) as u64,
+                }
+                writer.write(&req)?;
             }
             _ => return Err(ENOTTY),
         }

@@ -9,13 +9,16 @@ pub(crate) use crate::protocol::{
     irq_engine,
     ring_reg,
     BAR0_SIZE,
+    COPY_MAX,
     DESC_IRQ,
     DESC_SIZE,
     DEVICE_MAGIC,
     IRQ_FAULT,
+    OP_COPY,
     OP_EXEC,
     PAGE_BYTES,
     PROTOCOL_VERSION,
+    REG_COPY_MAX,
     REG_ENGINES,
     REG_FAULT,
     REG_GM_HIGH,
@@ -49,6 +52,10 @@ pub(crate) const PAGE_WORDS: usize = PAGE_BYTES / 8;
 pub(crate) const STATUS_STRIDE_WORDS: usize = crate::protocol::STATUS_STRIDE / 8;
 /// The largest ring this driver uses: one page of descriptors.
 pub(crate) const RING_LIMIT: u32 = (PAGE_BYTES / DESC_SIZE) as u32;
+/// The longest copy this driver offers (`GVT_GPU_COPY_MAX`), bytes: its
+/// source and destination buffers in DMA memory.
+pub(crate) const GUEST_COPY_MAX: usize = 64 * 1024;
+const _: () = assert!(GUEST_COPY_MAX <= COPY_MAX as usize);
 
 /// A descriptor as the four little-endian `u64` words it occupies in the ring.
 pub(crate) struct Desc(pub(crate) [u64; DESC_WORDS]);
@@ -61,6 +68,17 @@ impl Desc {
             u64::from(seqno) | u64::from(duration_us) << 32,
             u64::from(bytes),
             0,
+        ])
+    }
+
+    /// A copy descriptor: a workload that copies what the copy block at
+    /// guest address `block` says.
+    pub(crate) fn copy(flags: u32, seqno: u32, duration_us: u32, block: u64) -> Self {
+        Self([
+            u64::from(OP_COPY) | u64::from(flags) << 32,
+            u64::from(seqno) | u64::from(duration_us) << 32,
+            0,
+            block,
         ])
     }
 

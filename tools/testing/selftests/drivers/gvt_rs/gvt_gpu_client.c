@@ -8,7 +8,13 @@
  * and returns its fence, WAIT sleeps until a fence is reached.
  *
  *   gvt_gpu_client [options] DEVICE
- *     -p compute|frames|long|idle   profile (default compute)
+ *     -p compute|frames|long|idle|copy   profile (default compute); copy:
+ *                  one copy of -b bytes (default 16384) at a time through
+ *                  GVT_GPU_IOC_COPY, each of a buffer with a pattern of its
+ *                  own, checked against its checksum when it completed;
+ *                  a copy failed by a fault or a reset is counted as
+ *                  failed (the vGPU is then reset), the run ends when the
+ *                  vGPU goes
  *     -t SECONDS   run time (default 5)
  *     -d US        workload duration (compute 2000, frames 1000, long 20000)
  *     -q N         workloads kept queued (compute 4, long 2)
@@ -30,7 +36,14 @@
  * (seconds: the run's wall time; gpu_ms: GPU time of the vGPU's engines
  * during the run, from the status page) and exits 0 if every submitted
  * workload completed with its fence, 1 if not, 2 on a usage or setup
- * error. With -m, it prints "gvt_gpu_client: fault=0x..." instead.
+ * error. With -m, it prints "gvt_gpu_client: fault=0x..." instead. The
+ * copy profile prints
+ *
+ *   gvt_gpu_client: profile=copy seconds=S submitted=N completed=N
+ *   verified=N failed=N wrong=0 resets=N removed=0|1
+ *
+ * and exits 0 if no completed copy was wrong and every submitted one
+ * completed or failed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -220,6 +233,101 @@ static int malformed(uint32_t opc)
 	return st.failed && GVT_SIM_FAULT_REASON(fault) == GVT_SIM_FAULT_OPCODE ? 0 : 1;
 }
 
+/* The pattern of copy seqno: a stream of its own. */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static uint64_t checksum(const uint8_t *buf, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t at = 0; at < len; at += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, buf + at, len - at < 8 ? len - at : 8);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	return h ^ len;
+}
+
+/*
+ * -p copy: copies until t_end or until the vGPU goes, one at a time, each
+ * checked against its pattern's checksum. 0: none wrong, none lost.
+ */
+static int copy_profile(int engine, long dur, long len, double t_end)
+{
+	static uint8_t src[GVT_GPU_COPY_MAX], dst[GVT_GPU_COPY_MAX];
+	uint64_t n = 0, done = 0, verified = 0, failed = 0, wrong = 0, resets = 0;
+	uint32_t nonce = (uint32_t)getpid() ^ (uint32_t)(now_s() * 1e6);
+	double t0 = now_s();
+	int removed = 0, err = 0;
+
+	if (len < 1 || len > GVT_GPU_COPY_MAX) {
+		fprintf(stderr, "gvt_gpu_client: copy: -b takes 1 to %d\n", GVT_GPU_COPY_MAX);
+		return 2;
+	}
+	while (!removed && !err && now_s() < t_end) {
+		struct gvt_gpu_copy c = {
+			.src = (uintptr_t)src,
+			.dst = (uintptr_t)dst,
+			.length = (uint64_t)len,
+			.engine = engine < 0 ? n % info.engines : (uint32_t)engine,
+			.duration_us = (uint64_t)dur,
+			.timeout_ms = ANSWER_S * 1000,
+		};
+		uint64_t x = mix64((uint64_t)nonce << 32 | (n + 1)), sum;
+
+		for (long at = 0; at < len; at += 8) {
+			x = mix64(x + 0x9e3779b97f4a7c15ull);
+			memcpy(src + at, &x, len - at < 8 ? (size_t)(len - at) : 8);
+		}
+		sum = checksum(src, len);
+		memset(dst, 0xdb ^ (int)(n & 0xff), len);
+		if (ioctl(fd, GVT_GPU_IOC_COPY, &c)) {
+			/* Not submitted: the vGPU is gone, or failed. */
+			if (errno == ENODEV) {
+				removed = 1;
+			} else if (errno == EIO) {
+				if (ioctl(fd, GVT_GPU_IOC_RESET))
+					removed = 1;
+				resets++;
+			} else if (errno != EINTR) {
+				perror("gvt_gpu_client: GVT_GPU_IOC_COPY");
+				err = 1;
+			}
+			continue;
+		}
+		n++;
+		if (c.result) {
+			failed++;
+			if ((int64_t)c.result == -ENODEV)
+				removed = 1;
+			else if ((int64_t)c.result == -EIO && !ioctl(fd, GVT_GPU_IOC_RESET))
+				resets++;
+			continue;
+		}
+		done++;
+		if (checksum(dst, len) == sum && !memcmp(src, dst, len)) {
+			verified++;
+		} else {
+			wrong++;
+			fprintf(stderr, "gvt_gpu_client: copy %" PRIu64 " (seqno %" PRIu64 ") completed wrong\n",
+				n, (uint64_t)c.seqno);
+		}
+	}
+	printf("gvt_gpu_client: profile=copy seconds=%.2f submitted=%" PRIu64 " completed=%" PRIu64
+	       " verified=%" PRIu64 " failed=%" PRIu64 " wrong=%" PRIu64 " resets=%" PRIu64
+	       " removed=%d length=%ld\n",
+	       now_s() - t0, n, done, verified, failed, wrong, resets, removed, len);
+	return !err && !wrong && done > 0 && n == done + failed && verified == done ? 0 : 1;
+}
+
 /* Resets the vGPU and runs a few workloads on every engine. */
 static int reset_check(void)
 {
@@ -252,7 +360,7 @@ int main(int argc, char **argv)
 {
 	const char *profile = "compute";
 	int q = -1, frame = 4, engine = 0, opcode = -1, reset = 0, c, ret;
-	long dur = -1, think = 4000, bytes = 65536;
+	long dur = -1, think = 4000, bytes = -1;
 	double secs = 5, t0, t_end, wall;
 	struct gvt_gpu_stats st0, st;
 	uint64_t gpu_ns = 0;
@@ -293,7 +401,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-p compute|frames|long|idle] [-t s] [-d us] [-q n] [-f n]\n"
+				"usage: %s [-p compute|frames|long|idle|copy] [-t s] [-d us] [-q n] [-f n]\n"
 				"\t[-z us] [-e engine] [-b bytes] [-m opcode] [-x] DEVICE\n",
 				argv[0]);
 			return 2;
@@ -304,7 +412,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(profile, "compute") && strcmp(profile, "frames") &&
-	    strcmp(profile, "long") && strcmp(profile, "idle")) {
+	    strcmp(profile, "long") && strcmp(profile, "idle") && strcmp(profile, "copy")) {
 		fprintf(stderr, "gvt_gpu_client: unknown profile %s\n", profile);
 		return 2;
 	}
@@ -327,6 +435,10 @@ int main(int argc, char **argv)
 	if (reset)
 		return reset_check();
 
+	if (bytes < 0)
+		bytes = !strcmp(profile, "copy") ? 16384 : 65536;
+	if (!strcmp(profile, "copy"))
+		return copy_profile(engine, dur < 0 ? 500 : dur, bytes, now_s() + secs);
 	idle = !strcmp(profile, "idle");
 	frames_p = !strcmp(profile, "frames");
 	if (dur < 0)

@@ -95,6 +95,32 @@ struct gvt_gpu_submit_raw {
 	__u8 desc[32];
 };
 
+/*
+ * GVT_GPU_IOC_COPY: copy length bytes from the buffer at src to the buffer at
+ * dst (user pointers) through the vGPU, and wait for it: the driver puts
+ * both buffers in DMA memory, the device copies the source into the
+ * destination by DMA (a copy descriptor, gvt_sim_dev.h), and once the copy
+ * completed the driver writes the destination back to dst. One copy at a
+ * time per vGPU. The ioctl fails if the copy was not submitted (EINVAL: a
+ * length of 0 or over GVT_GPU_COPY_MAX, a bad engine or duration, an out
+ * field set; EIO: the vGPU is failed; ENODEV: removed); otherwise it returns
+ * 0 with the copy's seqno and result: 0 if it completed (dst holds what the
+ * device wrote), else -errno: -EIO if a fault or a reset failed it,
+ * -ENODEV if the vGPU went, -ETIMEDOUT after timeout_ms.
+ */
+struct gvt_gpu_copy {
+	__u64 src;
+	__u64 dst;
+	__u64 length;		/* 1 .. GVT_GPU_COPY_MAX */
+	__u64 engine;
+	__u64 duration_us;	/* the copy's workload, 1 .. max_duration_us */
+	__u64 timeout_ms;
+	__u64 seqno;		/* out: its fence; in: 0 */
+	__u64 result;		/* out: 0 or -errno; in: 0 */
+};
+
+#define GVT_GPU_COPY_MAX		65536
+
 #define GVT_GPU_IOC_MAGIC		'G'
 #define GVT_GPU_IOC_INFO	_IOR(GVT_GPU_IOC_MAGIC, 0xa0, struct gvt_gpu_info)
 #define GVT_GPU_IOC_SUBMIT	_IOWR(GVT_GPU_IOC_MAGIC, 0xa1, struct gvt_gpu_submit)
@@ -103,5 +129,6 @@ struct gvt_gpu_submit_raw {
 /* Reset the vGPU (recovers a failed one); outstanding fences are lost. */
 #define GVT_GPU_IOC_RESET	_IO(GVT_GPU_IOC_MAGIC, 0xa4)
 #define GVT_GPU_IOC_SUBMIT_RAW	_IOWR(GVT_GPU_IOC_MAGIC, 0xa5, struct gvt_gpu_submit_raw)
+#define GVT_GPU_IOC_COPY	_IOWR(GVT_GPU_IOC_MAGIC, 0xa6, struct gvt_gpu_copy)
 
 #endif /* GVT_RS_GUEST_H */
