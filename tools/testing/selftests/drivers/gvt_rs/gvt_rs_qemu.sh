@@ -13,8 +13,11 @@
 # submit); a
 # malformed ring from one guest fails only that vGPU and a reset recovers
 # it; removing a vGPU that QEMU holds completes, and its guest sees the
-# device go (QEMU hot-unplugs it on the device request); no kernel warning
-# in the guests (the runner judges the log of the host).
+# device go (QEMU hot-unplugs it on the device request); copies through the
+# guest driver (GVT_GPU_IOC_COPY: guest memory copied by the host's device
+# by DMA) after A's reset and in B until its vGPU is removed, each completed
+# one checked against its pattern, none wrong and none lost; no kernel
+# warning in the guests (the runner judges the log of the host).
 #
 # Deadlines. The runner stops a test GVT_RS_TEST_TIMEOUT s after its start
 # (scripts/vm/run-tests.sh exports it: 1200; SIGTERM, then SIGKILL). The
@@ -37,7 +40,7 @@
 # reports each check left, the one it waited for included, as not ok,
 # naming the wait. On any exit, and on SIGTERM or SIGINT (the timeout of
 # the runner), a trap reports what has no result yet as not ok (the plan
-# of 14 is always printed in full), stops the QEMU guests (SIGTERM, then
+# of 16 is always printed in full), stops the QEMU guests (SIGTERM, then
 # SIGKILL), closes the console FIFOs and removes the vGPUs the test
 # created.
 
@@ -58,7 +61,9 @@ LIMIT_S=${GVT_RS_TEST_TIMEOUT:-1200}
 MARGIN_S=120
 BUDGET_S=${GVT_RS_QEMU_BUDGET_S:-$((LIMIT_S - MARGIN_S))}
 DEADLINE=$((GVT_T0 + BUDGET_S))
-AFTER_BOOT_S=$((RUN_B + 140))
+AFTER_BOOT_S=$((RUN_B + 170))
+# How long B copies before its vGPU is removed under its copies.
+COPY_B_S=10
 BOOT_MIN_S=60
 BOOT_REF_S=330
 # The probe line of the guest driver (l2-init prints it from dmesg).
@@ -69,7 +74,7 @@ if [ ! -x "$QEMU" ] || [ ! -x "$L2/qemu" ]; then
 	ktap_skip_all "no QEMU or L2 payload in this image"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 14
+ktap_set_plan 16
 
 # The pids of the QEMU guests, the vGPUs, a removal in the background:
 # what the cleanup stops and removes.
@@ -345,9 +350,9 @@ else
 	boot_wait=$((DEADLINE - AFTER_BOOT_S - boot_t0))
 	[ "$boot_wait" -ge "$BOOT_MIN_S" ] || boot_wait=$BOOT_MIN_S
 fi
-qa=$(l2 l2a "$ua" "gvt_l2.mod=unchecked_submit=1 gvt_l2.go=1 gvt_l2.run=$load,-t,$RUN_A;-m,7,-x" \
+qa=$(l2 l2a "$ua" "gvt_l2.mod=unchecked_submit=1 gvt_l2.go=1 gvt_l2.run=$load,-t,$RUN_A;-m,7,-x;-p,copy,-e,-1,-t,20" \
 	"-trace vfio_region_read -trace vfio_region_write -D /tmp/l2a.trace")
-qb=$(l2 l2b "$ub" "gvt_l2.go=1 gvt_l2.run=$load,-t,$RUN_B gvt_l2.hold=300")
+qb=$(l2 l2b "$ub" "gvt_l2.go=1 gvt_l2.run=$load,-t,$RUN_B;-p,copy,-e,-1,-t,600 gvt_l2.hold=300")
 progress "two L2 guests started (QEMU pids $qa $qb)"
 boot_end=$(($(until_s "$boot_wait") - GVT_T0))
 echo "# deadlines: the runner stops the test at +$LIMIT_S s, its budget ends at +$BUDGET_S s"
@@ -432,9 +437,11 @@ qcheck "malformed ring: the other vGPU keeps completing" test "$c1" -gt "$c0"
 wait_for /tmp/l2a.console "gvt_gpu_client: reset" "$(scaled 60)" "$qa"
 qcheck "a device reset recovers the failed vGPU" grep -q "gvt_gpu_client: reset ok" /tmp/l2a.console
 
-wait_for /tmp/l2b.console "@@L2_HOLD" $((RUN_B + $(scaled 120))) "$qb"
+# B copies until its vGPU is removed: the removal comes under its copies.
+wait_for /tmp/l2b.console "@@L2_RUN -p copy" $((RUN_B + $(scaled 120))) "$qb"
 if going; then
 	grep -h "^gvt_gpu_client:" /tmp/l2b.console | sed 's/^/# B: /'
+	sleep "$(scaled $COPY_B_S)"
 fi
 qcheck "guest B: every workload completes with its fence" \
 	sh -c "grep -q '@@L2_RUN_END rc=0' /tmp/l2b.console && grep -q 'profile=compute.*fences_bad=0' /tmp/l2b.console"
@@ -450,8 +457,14 @@ qcheck "removing a vGPU that QEMU holds completes" test $rc = 0
 wait_for /tmp/l2b.console "@@L2_DONE" "$(scaled 120)" "$qb"
 qcheck "the guest sees its vGPU go" \
 	sh -c "grep -q '@@L2_GONE' /tmp/l2b.console && grep -q 'gvt_rs_guest .*: removed vGPU' /tmp/l2b.console"
+grep -h "^gvt_gpu_client: profile=copy" /tmp/l2b.console | sed 's/^/# B: /'
+qcheck "guest B: copies until its vGPU was removed: none wrong, each completed or failed" \
+	l2_copies_ok /tmp/l2b.console removed=1
 
 wait_for /tmp/l2a.console "@@L2_DONE" "$(scaled 120)" "$qa"
+grep -h "^gvt_gpu_client: profile=copy" /tmp/l2a.console | sed 's/^/# A: /'
+qcheck "guest A: copies after its reset: none wrong, each completed" \
+	l2_copies_ok /tmp/l2a.console removed=0
 if going; then
 	stop_guests "$(until_s "$(scaled 60)")"
 	exec 3>&- 4>&-
