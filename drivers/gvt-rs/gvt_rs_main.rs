@@ -10,17 +10,10 @@
 //! (with `CONFIG_GVT_RS_I915`) offers the same engine to Intel GVT-g as an
 //! external scheduling policy of `kvmgt.ko`.
 
+use engine::sysfs::GpuClass;
 use kernel::{
     prelude::*,
-    sync::Arc,
-    sysfs::kobject::{
-        Attribute,
-        AttributeGroup,
-        AttributeOperations,
-        Buffer,
-        Dir,
-        Parent, //
-    }, //
+    sync::Arc, //
 };
 
 mod core_kunit;
@@ -53,104 +46,69 @@ module! {
     },
 }
 
-/// Module-wide state shown in `/sys/kernel/gvt_rs/`.
-pub(crate) struct Global;
-
-impl AttributeOperations for Global {
-    /// The directory has one file, `version`.
-    type Knob = ();
-
-    fn show(&self, (): &(), buf: &mut Buffer<'_>) -> Result {
-        buf.emit(fmt!("{}\n", gvt_core::VERSION))
-    }
-}
-
-static GLOBAL_FILES: AttributeGroup<Global, 1> =
-    AttributeGroup::new(&GLOBAL_FILES, [Attribute::read_only(c"version", ())]);
-
-/// The module: its providers and the top directory.
+/// The module: its providers and the class of the GPUs' devices.
 ///
 /// The providers are independent of each other, and each holds a reference
-/// on the top directory, which therefore goes when the last of them does,
-/// whatever the order in which the fields drop. No GPU uses the GVT-g
-/// policy at unload: each holds a reference on this module.
+/// on the class, which therefore goes when the last of them does, whatever
+/// the order in which the fields drop. No GPU uses the GVT-g policy at
+/// unload: each holds a reference on this module.
 struct GvtRs {
     #[cfg(CONFIG_GVT_RS_I915)]
     _i915: Pin<KBox<i915::Registration>>,
     #[cfg(CONFIG_GVT_RS_SIM)]
     _sim: SimProvider,
-    _sysfs: Arc<Dir<Global>>,
+    _class: Arc<GpuClass>,
 }
 
 /// The simulated GPUs: PCI functions bound to the `gvtsim` driver and,
 /// unless `sim_class_gpu=0`, the class device `gvtsim0`.
 ///
-/// Every GPU holds a reference to the mdev driver's registration, and the
-/// PCI driver one to the top directory. The class GPU's directory is a
-/// child of the top directory, which `_top` keeps until [`Drop`] removed
-/// the class GPU.
+/// Every GPU holds a reference to the mdev driver's registration and to the
+/// class of the GPUs' devices.
 #[cfg(CONFIG_GVT_RS_SIM)]
 struct SimProvider {
     #[cfg(CONFIG_PCI)]
     _pci: sim::pci::Registration,
-    class_gpu: Option<sim::Instance>,
-    _top: Arc<Dir<Global>>,
-}
-
-#[cfg(CONFIG_GVT_RS_SIM)]
-impl Drop for SimProvider {
-    fn drop(&mut self) {
-        // Before `_top` (which drops after this body, with the fields).
-        drop(self.class_gpu.take());
-    }
+    _class_gpu: Option<sim::Instance>,
 }
 
 #[cfg(CONFIG_GVT_RS_SIM)]
 impl SimProvider {
-    fn new(top: &Arc<Dir<Global>>, module: &'static ThisModule) -> Result<Self> {
+    fn new(class: &Arc<GpuClass>, module: &'static ThisModule) -> Result<Self> {
         let driver = Arc::new(sim::DriverRegistration::new()?, GFP_KERNEL)?;
         let class_gpu = if module_parameters::sim_class_gpu.value() {
-            Some(sim::Instance::new(
-                c"gvtsim0",
-                None,
-                top.as_parent(),
-                &driver,
-            )?)
+            Some(sim::Instance::new(c"gvtsim0", None, class, &driver)?)
         } else {
             None
         };
         #[cfg(CONFIG_PCI)]
-        let pci = sim::pci::Registration::new(top.clone(), driver, module)?;
+        let pci = sim::pci::Registration::new(class.clone(), driver, module)?;
         #[cfg(not(CONFIG_PCI))]
         let _ = (driver, module);
         Ok(Self {
             #[cfg(CONFIG_PCI)]
             _pci: pci,
-            class_gpu,
-            _top: top.clone(),
+            _class_gpu: class_gpu,
         })
     }
 }
 
 impl kernel::Module for GvtRs {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let sysfs = Arc::new(
-            Dir::new(c"gvt_rs", Parent::kernel()?, Global, &GLOBAL_FILES)?,
-            GFP_KERNEL,
-        )?;
+        let class = engine::sysfs::gpu_class()?;
         #[cfg(CONFIG_GVT_RS_SIM)]
-        let sim = SimProvider::new(&sysfs, module)?;
+        let sim = SimProvider::new(&class, module)?;
         #[cfg(not(CONFIG_GVT_RS_SIM))]
         let _ = module;
         // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
         #[cfg(CONFIG_GVT_RS_I915)]
-        let i915 = KBox::pin_init(i915::register(sysfs.clone()), GFP_KERNEL)?;
+        let i915 = KBox::pin_init(i915::register(class.clone()), GFP_KERNEL)?;
         Ok(Self {
             #[cfg(CONFIG_GVT_RS_I915)]
             _i915: i915,
             #[cfg(CONFIG_GVT_RS_SIM)]
             _sim: sim,
-            _sysfs: sysfs,
+            _class: class,
         })
     }
 }

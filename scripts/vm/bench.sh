@@ -39,7 +39,7 @@ for p in $(echo "$parts" | tr , ' '); do
 	case $p in path | frames | switch | attacks | drm | locks) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks, drm, locks)"; exit 1 ;; esac
 done
 
-GPU=/sys/kernel/gvt_rs/gvtsim0
+GPU=/sys/class/gvt_rs/gvtsim0
 TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
 RUN_S=20

@@ -16,8 +16,12 @@ show_tree() {
 echo "== modprobe gvt_rs"
 modprobe gvt_rs || exit 1
 dmesg | grep gvt-rs | tail -n 3
-echo "== /sys/kernel/gvt_rs"
-show_tree /sys/kernel/gvt_rs
+echo "== /sys/class/gvt_rs"
+for g in /sys/class/gvt_rs/*; do
+	[ -e "$g/policy" ] || continue
+	echo "  ${g##*/}:"
+	show_tree "$g/"
+done
 if [ -d /sys/class/mdev_bus ]; then
 	echo "== mdev types offered"
 	for t in /sys/class/mdev_bus/*/mdev_supported_types/*; do
@@ -27,7 +31,7 @@ if [ -d /sys/class/mdev_bus ]; then
 	done
 fi
 # ---- vGPUs of mixed types and weights under each policy --------------------
-GPU=/sys/kernel/gvt_rs/gvtsim0
+GPU=/sys/class/gvt_rs/gvtsim0
 TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
 # create TYPE N: creates vGPU number N of type TYPE and prints its UUID.

@@ -236,9 +236,8 @@ mod tests {
         // file is named, so each tunable must appear there once.
         for t in Tunable::ALL {
             let files = GPU_FILES
-                .files()
                 .iter()
-                .filter(|f| matches!(f.knob(), GpuKnob::Sched(k) if *k == t))
+                .filter(|(_, knob)| matches!(knob, GpuKnob::Sched(k) if *k == t))
                 .count();
             assert_eq!(files, 1);
         }

@@ -2,26 +2,27 @@
 
 //! The sysfs ABI of the engine, the same for every provider:
 //!
-//! * per GPU, `/sys/kernel/gvt_rs/<gpu>/`: policy, scheduler tunables, slot
+//! * per GPU, the device `/sys/class/gvt_rs/<gpu>/` (a device of the class
+//!   `gvt_rs` under the GPU's own device): policy, scheduler tunables, slot
 //!   allocator and its tunables, fairness figures and event counters;
 //! * per vGPU, `<mdev device>/gvt_rs/`: weight, PCI-E bandwidth and
 //!   statistics.
 //!
-//! Documented in `Documentation/ABI/testing/sysfs-kernel-gvt_rs` and
-//! `sysfs-bus-mdev-devices-gvt_rs`. A GPU's directory is one table,
-//! [`GPU_FILES`]: a line per file with its name, its mode and the knob it
-//! shows; one `show` and one `store` dispatch on the knob. A vGPU's files
-//! are one table too, [`vgpu_files!`], from which a provider whose mdev
-//! driver owns its vGPUs' devices (the simulated GPU) declares the `gvt_rs`
-//! attribute group of its driver's `dev_groups` ([`vgpu_group!`]: each file
-//! a device attribute whose ID is its [`VgpuKnob`]), and the i915 provider,
-//! whose vGPUs' devices are KVMGT's, a kobject directory ([`vgpu_dir`]).
-//! Stores parse strictly and change nothing on error; ranges are checked
-//! where the values live, in the core.
+//! Documented in `Documentation/ABI/testing/sysfs-class-gvt_rs` and
+//! `sysfs-bus-mdev-devices-gvt_rs`. Each kind of directory is one table, a
+//! line per file with its name, what it shows and its mode: [`gpu_files!`]
+//! declares [`GPU_FILES`] and the class's attribute group [`GPU_GROUP`], each
+//! file a device attribute whose ID is its index; [`vgpu_files!`] is the
+//! table from which a provider whose mdev driver owns its vGPUs' devices (the
+//! simulated GPU) declares the `gvt_rs` group of its driver's `dev_groups`
+//! ([`vgpu_group!`]: each file's ID is its [`VgpuKnob`]), and the i915
+//! provider, whose vGPUs' devices are KVMGT's, a kobject directory
+//! ([`vgpu_dir`]). Stores parse strictly and change nothing on error; ranges
+//! are checked where the values live, in the core.
 //!
 //! Who may read what: the figures that move with what tenants do, per vGPU
 //! and GPU-wide (with two tenants, a GPU's count minus one's own is the
-//! other's), are root's only ([`tenant_figure`], mode 0400); what the
+//! other's), are root's only ([`TENANT`], mode 0400); what the
 //! administrator set and what a vGPU's creation fixed is everyone's. See
 //! "Who can read what" in `Documentation/gvt-rs/admin-guide.rst`.
 
@@ -42,34 +43,45 @@ use crate::gvt_core::{
     Error as CoreError, //
 };
 use core::sync::atomic::Ordering;
+#[cfg(CONFIG_GVT_RS_I915)]
+use kernel::sysfs::kobject::{
+    Attribute,
+    AttributeGroup,
+    AttributeOperations,
+    Buffer,
+    Dir,
+    Parent, //
+};
 use kernel::{
+    class,
+    device::{
+        Device,
+        Normal, //
+    },
     fmt::{
         self,
         Display, //
     },
+    page::PAGE_SIZE,
     prelude::*,
+    str::Formatter,
     sync::Arc,
     sysfs::{
         self,
-        kobject::{
-            Attribute,
-            AttributeGroup,
-            AttributeOperations,
-            Buffer,
-            Dir,
-            Parent, //
-        },
         Input, //
     }, //
 };
 
-/// The data behind a GPU's directory.
-pub struct GpuDir {
-    /// The engine shown.
-    pub engine: Arc<Engine>,
-}
+/// Mode of a file everyone reads: what the administrator set or a GPU's or a
+/// vGPU's creation fixed.
+pub const RO: u16 = sysfs::RO;
+/// Mode of a setting: everyone reads, root writes.
+pub const RW: u16 = sysfs::RW;
+/// Mode of a figure that shows what tenants do, which other host users must
+/// not watch: root only (C's `DEVICE_ATTR_ADMIN_RO`).
+pub const TENANT: u16 = sysfs::ADMIN_RO;
 
-/// What a file of a GPU's directory is.
+/// What a file of a GPU's device is.
 #[derive(Clone, Copy)]
 pub enum GpuKnob {
     /// The scheduling policy, a choice list.
@@ -183,90 +195,113 @@ pub enum Event {
     GttReloads,
 }
 
-/// A scheduler tunable: read-write.
-const fn sched(name: &'static CStr, t: Tunable) -> Attribute<GpuDir> {
-    Attribute::read_write(name, GpuKnob::Sched(t))
+/// The files of a GPU's device, one line each: name, knob, mode ([`RO`],
+/// [`RW`] or [`TENANT`]). Declares [`GPU_FILES`], the knobs by ID, and
+/// [`GPU_GROUP`], the device attributes whose IDs they are.
+macro_rules! gpu_files {
+    ([$($file:ident: $knob:expr => $mode:ident),+ $(,)?]) => {
+        /// Every file of a GPU's device, with what it shows: a file's ID is
+        /// its index.
+        pub const GPU_FILES: [(&str, GpuKnob); [$(::core::stringify!($file)),+].len()] =
+            [$((::core::stringify!($file), $knob)),+];
+
+        kernel::device_attribute_group! {
+            /// The files of a GPU's device, `/sys/class/gvt_rs/<gpu>/`: the
+            /// group of the class's `dev_groups`.
+            pub static GPU_GROUP: AttributeGroup<Engine, Normal> = {
+                operations: GpuFiles,
+                attributes: [
+                    $($file: { gpu_file_id(::core::stringify!($file)) } => $mode),+
+                ],
+            };
+        }
+    };
 }
 
-/// A slot allocator tunable: read-write.
-const fn slots(name: &'static CStr, t: SlotTunable) -> Attribute<GpuDir> {
-    Attribute::read_write(name, GpuKnob::Slots(t))
+gpu_files!([
+    policy: GpuKnob::Policy => RW,
+    tbs_tick_us: GpuKnob::Sched(Tunable::TbsTickUs) => RW,
+    tbs_balance_ms: GpuKnob::Sched(Tunable::TbsBalanceMs) => RW,
+    tbs_stages: GpuKnob::Sched(Tunable::TbsStages) => RW,
+    tbs_start_boost_ms: GpuKnob::Sched(Tunable::TbsStartBoostMs) => RW,
+    slice_ceiling_us: GpuKnob::Sched(Tunable::VmcgSliceCeilingUs) => RW,
+    slice_min_us: GpuKnob::Sched(Tunable::VmcgMinSliceUs) => RW,
+    credit_pool: GpuKnob::Sched(Tunable::VmcgCreditPool) => RW,
+    dispatch_batch: GpuKnob::Sched(Tunable::VmcgBatch) => RW,
+    pcie_link_mbps: GpuKnob::Sched(Tunable::VmcgLinkMbps) => RW,
+    gm_total_mb: GpuKnob::Sched(Tunable::VmcgGmTotalMb) => RW,
+    sfq_slice_us: GpuKnob::Sched(Tunable::SfqSliceUs) => RW,
+    sfq_wake_keeps_debt: GpuKnob::Sched(Tunable::SfqWakeMaxVf) => RW,
+    sfq_wake_preempt: GpuKnob::Sched(Tunable::SfqWakePreempt) => RW,
+    throttle: GpuKnob::Sched(Tunable::Throttle) => RW,
+    throttle_factor_pct: GpuKnob::Sched(Tunable::ThrottleFactorPct) => RW,
+    fairness_window_ms: GpuKnob::Sched(Tunable::WindowMs) => RW,
+    idle_threshold_us: GpuKnob::Sched(Tunable::IdleThresholdUs) => RW,
+    interactive_calls: GpuKnob::Sched(Tunable::InteractiveCalls) => RW,
+    interactive_gap_us: GpuKnob::Sched(Tunable::InteractiveGapUs) => RW,
+    anticipate_us: GpuKnob::Sched(Tunable::AnticipateUs) => RW,
+    gm_allocator: GpuKnob::Allocator => RW,
+    gm_sample_period_ms: GpuKnob::Slots(SlotTunable::SamplePeriodMs) => RW,
+    gm_util_window_ms: GpuKnob::Slots(SlotTunable::UtilWindowMs) => RW,
+    gm_idle_threshold_ms: GpuKnob::Slots(SlotTunable::IdleThresholdMs) => RW,
+    gm_replace_period_ms: GpuKnob::Slots(SlotTunable::ReplacePeriodMs) => RW,
+    gm_move_penalty_pct: GpuKnob::Slots(SlotTunable::MovePenaltyPct) => RW,
+    gm_relocation: GpuKnob::Relocation => RW,
+    fairness_lambda_ppm: GpuKnob::Stat(GpuStat::LambdaPpm) => TENANT,
+    fairness_min_max_ppm: GpuKnob::Stat(GpuStat::MinMaxPpm) => TENANT,
+    fairness_jain_ppm: GpuKnob::Stat(GpuStat::JainPpm) => TENANT,
+    fairness_active: GpuKnob::Stat(GpuStat::Active) => TENANT,
+    picks: GpuKnob::Stat(GpuStat::Picks) => TENANT,
+    pick_ns: GpuKnob::Stat(GpuStat::PickNs) => TENANT,
+    switches: GpuKnob::Stat(GpuStat::Switches) => TENANT,
+    withheld_ns: GpuKnob::Stat(GpuStat::WithheldNs) => TENANT,
+    overdue_ns: GpuKnob::Stat(GpuStat::OverdueNs) => TENANT,
+    vmcg_rounds: GpuKnob::Stat(GpuStat::Rounds) => TENANT,
+    inflight: GpuKnob::Stat(GpuStat::Inflight) => TENANT,
+    // Fixed when the GPU was set up: everyone's.
+    engines: GpuKnob::Stat(GpuStat::Engines) => RO,
+    vgpus: GpuKnob::Stat(GpuStat::Vgpus) => RO,
+    gm_slots: GpuKnob::Stat(GpuStat::Slots) => RO,
+    gm_shared_slots: GpuKnob::Stat(GpuStat::SharedSlots) => TENANT,
+    gtt_entries_copied: GpuKnob::Stat(GpuStat::GttEntriesCopied) => TENANT,
+    events_queued: GpuKnob::Stat(GpuStat::Event(Event::Queued)) => TENANT,
+    events_dispatched: GpuKnob::Stat(GpuStat::Event(Event::Dispatched)) => TENANT,
+    events_completed: GpuKnob::Stat(GpuStat::Event(Event::Completed)) => TENANT,
+    events_switches: GpuKnob::Stat(GpuStat::Event(Event::Switches)) => TENANT,
+    events_relocations: GpuKnob::Stat(GpuStat::Event(Event::Relocations)) => TENANT,
+    events_gtt_reloads: GpuKnob::Stat(GpuStat::Event(Event::GttReloads)) => TENANT,
+    current_vgpu: GpuKnob::Stat(GpuStat::CurrentVgpu) => TENANT,
+    coschedule_vgpu: GpuKnob::Stat(GpuStat::CoscheduleVgpu) => TENANT,
+]);
+
+/// Whether two strings are equal, at compile time.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
-/// A file that shows what tenants do, which other host users must not watch:
-/// root only (mode 0400).
-const fn tenant_figure<T: AttributeOperations>(name: &'static CStr, knob: T::Knob) -> Attribute<T> {
-    Attribute::admin_read_only(name, knob)
+/// The ID of the GPU file `name`, its index in [`GPU_FILES`]; a name that is
+/// not there does not build.
+const fn gpu_file_id(name: &str) -> u64 {
+    let mut i = 0;
+    while i < GPU_FILES.len() {
+        if str_eq(GPU_FILES[i].0, name) {
+            return i as u64;
+        }
+        i += 1;
+    }
+    panic!("not a GPU file")
 }
-
-/// A figure of the GPU that moves with what its tenants do: root only.
-const fn gpu_stat(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
-    tenant_figure(name, GpuKnob::Stat(s))
-}
-
-/// A figure of the GPU fixed when it was set up: everyone's.
-const fn gpu_fact(name: &'static CStr, s: GpuStat) -> Attribute<GpuDir> {
-    Attribute::read_only(name, GpuKnob::Stat(s))
-}
-
-/// Every file of a GPU's directory.
-pub static GPU_FILES: AttributeGroup<GpuDir, 52> = AttributeGroup::new(
-    &GPU_FILES,
-    [
-        Attribute::read_write(c"policy", GpuKnob::Policy),
-        sched(c"tbs_tick_us", Tunable::TbsTickUs),
-        sched(c"tbs_balance_ms", Tunable::TbsBalanceMs),
-        sched(c"tbs_stages", Tunable::TbsStages),
-        sched(c"tbs_start_boost_ms", Tunable::TbsStartBoostMs),
-        sched(c"slice_ceiling_us", Tunable::VmcgSliceCeilingUs),
-        sched(c"slice_min_us", Tunable::VmcgMinSliceUs),
-        sched(c"credit_pool", Tunable::VmcgCreditPool),
-        sched(c"dispatch_batch", Tunable::VmcgBatch),
-        sched(c"pcie_link_mbps", Tunable::VmcgLinkMbps),
-        sched(c"gm_total_mb", Tunable::VmcgGmTotalMb),
-        sched(c"sfq_slice_us", Tunable::SfqSliceUs),
-        sched(c"sfq_wake_keeps_debt", Tunable::SfqWakeMaxVf),
-        sched(c"sfq_wake_preempt", Tunable::SfqWakePreempt),
-        sched(c"throttle", Tunable::Throttle),
-        sched(c"throttle_factor_pct", Tunable::ThrottleFactorPct),
-        sched(c"fairness_window_ms", Tunable::WindowMs),
-        sched(c"idle_threshold_us", Tunable::IdleThresholdUs),
-        sched(c"interactive_calls", Tunable::InteractiveCalls),
-        sched(c"interactive_gap_us", Tunable::InteractiveGapUs),
-        sched(c"anticipate_us", Tunable::AnticipateUs),
-        Attribute::read_write(c"gm_allocator", GpuKnob::Allocator),
-        slots(c"gm_sample_period_ms", SlotTunable::SamplePeriodMs),
-        slots(c"gm_util_window_ms", SlotTunable::UtilWindowMs),
-        slots(c"gm_idle_threshold_ms", SlotTunable::IdleThresholdMs),
-        slots(c"gm_replace_period_ms", SlotTunable::ReplacePeriodMs),
-        slots(c"gm_move_penalty_pct", SlotTunable::MovePenaltyPct),
-        Attribute::read_write(c"gm_relocation", GpuKnob::Relocation),
-        gpu_stat(c"fairness_lambda_ppm", GpuStat::LambdaPpm),
-        gpu_stat(c"fairness_min_max_ppm", GpuStat::MinMaxPpm),
-        gpu_stat(c"fairness_jain_ppm", GpuStat::JainPpm),
-        gpu_stat(c"fairness_active", GpuStat::Active),
-        gpu_stat(c"picks", GpuStat::Picks),
-        gpu_stat(c"pick_ns", GpuStat::PickNs),
-        gpu_stat(c"switches", GpuStat::Switches),
-        gpu_stat(c"withheld_ns", GpuStat::WithheldNs),
-        gpu_stat(c"overdue_ns", GpuStat::OverdueNs),
-        gpu_stat(c"vmcg_rounds", GpuStat::Rounds),
-        gpu_stat(c"inflight", GpuStat::Inflight),
-        gpu_fact(c"engines", GpuStat::Engines),
-        gpu_fact(c"vgpus", GpuStat::Vgpus),
-        gpu_fact(c"gm_slots", GpuStat::Slots),
-        gpu_stat(c"gm_shared_slots", GpuStat::SharedSlots),
-        gpu_stat(c"gtt_entries_copied", GpuStat::GttEntriesCopied),
-        gpu_stat(c"events_queued", GpuStat::Event(Event::Queued)),
-        gpu_stat(c"events_dispatched", GpuStat::Event(Event::Dispatched)),
-        gpu_stat(c"events_completed", GpuStat::Event(Event::Completed)),
-        gpu_stat(c"events_switches", GpuStat::Event(Event::Switches)),
-        gpu_stat(c"events_relocations", GpuStat::Event(Event::Relocations)),
-        gpu_stat(c"events_gtt_reloads", GpuStat::Event(Event::GttReloads)),
-        gpu_stat(c"current_vgpu", GpuStat::CurrentVgpu),
-        gpu_stat(c"coschedule_vgpu", GpuStat::CoscheduleVgpu),
-    ],
-);
 
 const POLICY_NAMES: [&str; 4] = [
     Policy::ALL[0].name(),
@@ -289,7 +324,7 @@ fn line(w: &mut impl fmt::Write, v: impl Display) -> Result {
 }
 
 /// A vGPU id, or the word for none.
-fn vgpu_or(buf: &mut Buffer<'_>, id: Option<VgpuId>, none: &str) -> Result {
+fn vgpu_or(buf: &mut impl fmt::Write, id: Option<VgpuId>, none: &str) -> Result {
     match id {
         Some(id) => line(buf, id),
         None => line(buf, none),
@@ -297,7 +332,7 @@ fn vgpu_or(buf: &mut Buffer<'_>, id: Option<VgpuId>, none: &str) -> Result {
 }
 
 impl GpuStat {
-    fn show(self, e: &Engine, buf: &mut Buffer<'_>) -> Result {
+    fn show(self, e: &Engine, buf: &mut impl fmt::Write) -> Result {
         match self {
             Self::LambdaPpm => line(buf, e.fairness().lambda_ppm),
             Self::MinMaxPpm => line(buf, e.fairness().min_max_ppm),
@@ -333,79 +368,102 @@ impl GpuStat {
     }
 }
 
-impl AttributeOperations for GpuDir {
-    type Knob = GpuKnob;
-
-    fn show(&self, knob: &GpuKnob, buf: &mut Buffer<'_>) -> Result {
-        let e = &self.engine;
-        match *knob {
-            GpuKnob::Policy => {
+impl GpuKnob {
+    /// Writes the file's value and a newline into `buf`.
+    pub fn show(self, e: &Engine, buf: &mut impl fmt::Write) -> Result {
+        match self {
+            Self::Policy => {
                 let cur = e.policy();
                 let idx = Policy::ALL.iter().position(|p| *p == cur).unwrap_or(0);
-                buf.emit_choices(&POLICY_NAMES, idx)
+                sysfs::write_choices(buf, &POLICY_NAMES, idx)
             }
-            GpuKnob::Sched(t) => line(buf, e.tunable(t)),
-            GpuKnob::Allocator => {
+            Self::Sched(t) => line(buf, e.tunable(t)),
+            Self::Allocator => {
                 let cur = e.with_pool(|p| p.allocator());
                 let idx = AllocatorKind::ALL
                     .iter()
                     .position(|k| *k == cur)
                     .unwrap_or(0);
-                buf.emit_choices(&ALLOC_NAMES, idx)
+                sysfs::write_choices(buf, &ALLOC_NAMES, idx)
             }
-            GpuKnob::Slots(t) => line(buf, e.with_pool(|p| t.get(p.tunables()))),
-            GpuKnob::Relocation => line(buf, u8::from(e.with_pool(|p| p.tunables().relocation()))),
-            GpuKnob::Stat(s) => s.show(e, buf),
+            Self::Slots(t) => line(buf, e.with_pool(|p| t.get(p.tunables()))),
+            Self::Relocation => line(buf, u8::from(e.with_pool(|p| p.tunables().relocation()))),
+            Self::Stat(s) => s.show(e, buf),
         }
     }
 
-    fn store(&self, knob: &GpuKnob, input: &Input<'_>) -> Result {
-        let e = &self.engine;
-        match *knob {
-            GpuKnob::Policy => {
+    /// Applies what was written to a writable file.
+    pub fn store(self, e: &Engine, input: &Input<'_>) -> Result {
+        match self {
+            Self::Policy => {
                 let idx = sysfs::match_choice(input, &POLICY_NAMES)?;
                 e.set_policy(*Policy::ALL.get(idx).ok_or(EINVAL)?)
             }
-            GpuKnob::Sched(t) => e.set_tunable(t, sysfs::parse_uint(input)?),
-            GpuKnob::Allocator => {
+            Self::Sched(t) => e.set_tunable(t, sysfs::parse_uint(input)?),
+            Self::Allocator => {
                 let idx = sysfs::match_choice(input, &ALLOC_NAMES)?;
                 let k = *AllocatorKind::ALL.get(idx).ok_or(EINVAL)?;
                 e.with_pool_mut(|p| p.set_allocator(k))
             }
-            GpuKnob::Slots(t) => {
+            Self::Slots(t) => {
                 let v = sysfs::parse_uint(input)?;
                 e.with_pool_mut(|p| t.set(p, v))
             }
-            GpuKnob::Relocation => e.set_relocation(sysfs::parse_bool(input)?),
-            // Read-only: `sysfs` does not call `store` for these.
-            GpuKnob::Stat(_) => Err(EIO),
+            Self::Relocation => e.set_relocation(sysfs::parse_bool(input)?),
+            // Read-only: sysfs does not call `store` for these.
+            Self::Stat(_) => Err(EIO),
         }
+    }
+
+    /// The knob of the GPU file whose ID is `id`.
+    fn from_id(id: u64) -> Result<Self> {
+        let i = usize::try_from(id).map_err(|_| EINVAL)?;
+        Ok(GPU_FILES.get(i).ok_or(EINVAL)?.1)
     }
 }
 
-/// Creates `<parent>/<engine name>/` for a GPU.
-pub fn gpu_dir(parent: Parent<'_>, engine: Arc<Engine>) -> Result<Dir<GpuDir>> {
+/// The operations of the files of a GPU's device, whose data is its engine.
+pub(crate) struct GpuFiles;
+
+#[vtable]
+impl<const ID: u64> sysfs::AttributeOperations<ID, Normal> for GpuFiles {
+    type Data = Engine;
+
+    fn show(e: &Engine, _dev: &Device, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
+        let mut f = Formatter::new(page);
+        GpuKnob::from_id(ID)?.show(e, &mut f)?;
+        Ok(f.bytes_written())
+    }
+
+    fn store(e: &Engine, _dev: &Device, input: &Input<'_>) -> Result {
+        GpuKnob::from_id(ID)?.store(e, input)
+    }
+}
+
+/// The class of the GPUs' devices, `/sys/class/gvt_rs/`: each GPU's device
+/// has the files of [`GPU_GROUP`].
+pub type GpuClass = class::Class<Engine>;
+
+/// The device of one GPU's engine, `/sys/class/gvt_rs/<gpu>/`.
+pub type GpuDevice = class::Device<Engine>;
+
+/// Creates the class `gvt_rs`.
+pub fn gpu_class() -> Result<Arc<GpuClass>> {
+    class::Class::with_groups(c"gvt_rs", &[&GPU_GROUP])
+}
+
+/// Creates the device of the GPU that `engine` schedules, named after the
+/// engine, under `parent`, the GPU's device (on its own without one).
+pub fn gpu_device(
+    class: &Arc<GpuClass>,
+    parent: Option<&Device>,
+    engine: Arc<Engine>,
+) -> Result<GpuDevice> {
     let name: &CStr = engine.name();
-    Dir::new(
-        name,
-        parent,
-        GpuDir {
-            engine: engine.clone(),
-        },
-        &GPU_FILES,
-    )
+    class::Device::with_data(class.clone(), parent, name, engine.clone())
 }
 
 // ---- per vGPU ---------------------------------------------------------------
-
-/// Mode of a file everyone reads: what the administrator set or the vGPU's
-/// creation fixed.
-pub const RO: u16 = sysfs::RO;
-/// Mode of a setting: everyone reads, root writes.
-pub const RW: u16 = sysfs::RW;
-/// Mode of a figure that shows what a tenant does, which other host users
-/// must not watch: root only ([`tenant_figure`]).
-pub const TENANT: u16 = sysfs::ADMIN_RO;
 
 /// A file of a vGPU's `gvt_rs/` directory. Its value is the file's `ID` in
 /// the attribute group ([`vgpu_files!`]).

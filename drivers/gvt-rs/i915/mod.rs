@@ -7,7 +7,7 @@
 //! named `gvt-rs`, whose ops drive the same [`Engine`] as the simulated GPU:
 //! an administrator activates it per GPU by writing `gvt-rs` to
 //! `/sys/bus/pci/devices/<GPU>/gvt/sched_policy`, and the GPU then appears
-//! as `/sys/kernel/gvt_rs/<GPU>/` with the sysfs ABI of every gvt-rs GPU,
+//! as `/sys/class/gvt_rs/<GPU>/` with the sysfs ABI of every gvt-rs GPU,
 //! and each vGPU as `<mdev device>/gvt_rs/`.
 //!
 //! How GVT-g's constraints map onto the provider contract
@@ -35,7 +35,8 @@ pub(crate) mod switch;
 use crate::engine::{
     sysfs::{
         self as esysfs,
-        GpuDir,
+        GpuClass,
+        GpuDevice,
         VgpuDir, //
     },
     Engine,
@@ -151,15 +152,15 @@ type VgpuRef = intel_gvt_policy::VgpuRef<I915Policy>;
 pub(crate) type Registration = intel_gvt_policy::Registration<I915Policy>;
 
 /// Registers the `gvt-rs` policy; GPUs that activate it get their
-/// directory under `top`.
-pub(crate) fn register(top: Arc<Dir<crate::Global>>) -> impl PinInit<Registration, Error> {
-    Registration::new(I915Policy { top })
+/// device in `class`.
+pub(crate) fn register(class: Arc<GpuClass>) -> impl PinInit<Registration, Error> {
+    Registration::new(I915Policy { class })
 }
 
 /// The `gvt-rs` policy of GVT-g.
 pub(crate) struct I915Policy {
-    /// The directory each GPU that activates the policy gets its own under.
-    top: Arc<Dir<crate::Global>>,
+    /// The class in which each GPU that activates the policy gets a device.
+    class: Arc<GpuClass>,
 }
 
 #[vtable]
@@ -169,7 +170,7 @@ impl Policy for I915Policy {
     type VgpuData = VgpuId;
 
     fn init(&self, gvt: &Gvt, ctx: &mut InitContext<'_, Self>) -> Result<Self::GpuData> {
-        I915Gpu::new(gvt, &self.top, ctx)
+        I915Gpu::new(gvt, &self.class, ctx)
     }
 
     fn init_vgpu(gpu: &Self::GpuData, vgpu: &Vgpu) -> Result<Option<VgpuRef>> {
@@ -291,7 +292,7 @@ pub(crate) struct I915Gpu {
     gvtg: GvtgProtocol,
     /// Asks GVT-g for a decision at the engine's next deadline.
     timer: Arc<Timer<ScheduleRequest>>,
-    _dir: Dir<GpuDir>,
+    _dev: GpuDevice,
 }
 
 #[pinned_drop]
@@ -305,11 +306,11 @@ impl PinnedDrop for I915Gpu {
 
 impl I915Gpu {
     /// The state of GPU `gvt`, activating the policy: an engine for its
-    /// engines, the slot pool reserved in its high GM, its directory under
-    /// `top`.
+    /// engines, the slot pool reserved in its high GM, its device in
+    /// `class` under the GPU's PCI device.
     fn new(
         gvt: &Gvt,
-        top: &Arc<Dir<crate::Global>>,
+        class: &Arc<GpuClass>,
         ctx: &mut InitContext<'_, I915Policy>,
     ) -> Result<Pin<KBox<Self>>> {
         let mask = gvt.engine_mask();
@@ -347,7 +348,7 @@ impl I915Gpu {
             )?,
             GFP_KERNEL,
         )?;
-        let dir = esysfs::gpu_dir(top.as_parent(), engine.clone())?;
+        let dev = esysfs::gpu_device(class, Some(gvt.device()), engine.clone())?;
         let timer = Timer::new(0)?;
         let size = u64::from(slots)
             .checked_mul(SHARED_GM_ALIGN)
@@ -362,7 +363,7 @@ impl I915Gpu {
                 vgpus <- new_mutex!([const { None }; MAX_VGPUS], "gvt_rs_i915_vgpus"),
                 gvtg <- GvtgProtocol::new(),
                 timer,
-                _dir: dir,
+                _dev: dev,
             }),
             GFP_KERNEL,
         )?;

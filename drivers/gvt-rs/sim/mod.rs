@@ -33,7 +33,8 @@ use crate::engine::{
     sysfs::{
         self as esysfs,
         vgpu_group,
-        GpuDir,
+        GpuClass,
+        GpuDevice,
         VgpuData, //
     },
     Engine,
@@ -70,11 +71,7 @@ use kernel::{
         Mutex, //
     },
     sysfs::{
-        kobject::{
-            Buffer,
-            Dir,
-            Parent, //
-        },
+        self,
         AttributeGroup, //
     },
     task::Task,
@@ -298,11 +295,6 @@ impl SimGpu {
     /// The engine of this GPU.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
-    }
-
-    /// Creates the per-GPU sysfs directory under `parent`.
-    pub fn sysfs(&self, parent: Parent<'_>) -> Result<Dir<GpuDir>> {
-        esysfs::gpu_dir(parent, self.engine.clone())
     }
 
     /// Runs the dispatch loop with `sched_lock` held: switch when the turn
@@ -896,16 +888,17 @@ impl mdev::Driver for SimMdev {
     /// GVT-g's format.
     fn description(_parent: &SimParent, ty: usize, page: &mut [u8; PAGE_SIZE]) -> Result<usize> {
         let t = TYPES.get(ty).ok_or(EINVAL)?;
-        let mut b = Buffer::new(page);
-        b.emit(fmt!(
-            "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
-            t.low_mb,
-            t.high_mb,
-            t.fences,
-            t.resolution,
-            t.weight
-        ))?;
-        Ok(b.len())
+        sysfs::emit(
+            page,
+            fmt!(
+                "low_gm_size: {}MB\nhigh_gm_size: {}MB\nfence: {}\nresolution: {}\nweight: {}\n",
+                t.low_mb,
+                t.high_mb,
+                t.fences,
+                t.resolution,
+                t.weight
+            ),
+        )
     }
 }
 
@@ -926,36 +919,30 @@ impl DriverRegistration {
     }
 }
 
-/// One simulated GPU: its engine, its directory under `/sys/kernel/gvt_rs/`
-/// and its mdev parent, on a PCI function or on a class device of its own.
+/// One simulated GPU: its engine, its device in the class `gvt_rs` and its
+/// mdev parent, on a PCI function or on a class device of its own.
 pub struct Instance {
     parent: Option<Pin<KBox<mdev::Parent<SimMdev>>>>,
+    gpu_dev: Option<GpuDevice>,
     class_dev: Option<class::Device>,
-    _gpu_dir: Dir<GpuDir>,
     gpu: Arc<SimGpu>,
 }
 
 impl Instance {
-    /// Makes the simulated GPU `name` with its directory under `top` and
-    /// registers `dev` as its mdev parent, or a class device `name` if
-    /// `dev` is `None`.
+    /// Makes the simulated GPU `name`, with its device in `class` under
+    /// `dev`, and registers `dev` as its mdev parent; without `dev`, a class
+    /// device `name` of `gvtsim` stands for the GPU.
     pub fn new(
         name: &CStr,
         dev: Option<&Device>,
-        top: Parent<'_>,
+        class: &Arc<GpuClass>,
         driver: &DriverRegistration,
     ) -> Result<Self> {
         let gpu = SimGpu::new(name)?;
         let mut this = Self {
             parent: None,
+            gpu_dev: None,
             class_dev: None,
-            _gpu_dir: match gpu.sysfs(top) {
-                Ok(d) => d,
-                Err(e) => {
-                    gpu.shutdown();
-                    return Err(e);
-                }
-            },
             gpu,
         };
         // From here on `drop` undoes what was done.
@@ -968,6 +955,11 @@ impl Instance {
                 class_dev.as_ref()
             }
         };
+        this.gpu_dev = Some(esysfs::gpu_device(
+            class,
+            Some(dev),
+            this.gpu.engine().clone(),
+        )?);
         let types = TYPES.each_ref().map(|t| mdev::Type {
             sysfs_name: t.name,
             pretty_name: t.name,
@@ -984,9 +976,10 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         // The parent goes first, removing every vGPU and waiting until
-        // their VFIO devices are released; then its device; then the
-        // timers stop.
+        // their VFIO devices are released; then the GPU's device, a child of
+        // the parent's device, and that device; then the timers stop.
         drop(self.parent.take());
+        drop(self.gpu_dev.take());
         drop(self.class_dev.take());
         self.gpu.shutdown();
     }

@@ -15,14 +15,14 @@
 //!
 //! Its ID table is empty, so, like vfio-pci's override-only entries, it never
 //! claims a device by itself. The function's hardware is not used: the GPU
-//! is simulated. Its per-GPU directory is `/sys/kernel/gvt_rs/<address>/`,
-//! as the i915 provider names a real GPU's.
+//! is simulated. Its GPU device is `/sys/class/gvt_rs/<address>/`, under the
+//! function, as the i915 provider names a real GPU's.
 
 use super::{
     DriverRegistration,
     Instance, //
 };
-use crate::Global;
+use crate::engine::sysfs::GpuClass;
 use core::{
     pin::Pin,
     ptr,
@@ -37,13 +37,12 @@ use kernel::{
     driver,
     pci,
     prelude::*,
-    sync::Arc,
-    sysfs::kobject::Dir, //
+    sync::Arc, //
 };
 
 /// What a bound PCI function's simulated GPU needs from the module.
 struct Shared {
-    top: Arc<Dir<Global>>,
+    class: Arc<GpuClass>,
     driver: Arc<DriverRegistration>,
 }
 
@@ -73,12 +72,7 @@ impl pci::Driver for SimPciDriver {
         // invariant of `Registration`).
         let shared = unsafe { shared.as_ref() }.ok_or(ENODEV)?;
         let dev = pdev.as_ref();
-        let gpu = Instance::new(
-            dev.name(),
-            Some(dev),
-            shared.top.as_parent(),
-            &shared.driver,
-        )?;
+        let gpu = Instance::new(dev.name(), Some(dev), &shared.class, &shared.driver)?;
         // dev_info!() names the driver and the device already.
         dev_info!(dev, "simulated GPU, mdev parent\n");
         Ok(gpu)
@@ -98,13 +92,13 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// Registers the `gvtsim` PCI driver; functions bound to it get their
-    /// GPU directory under `top` and use the mdev driver `driver`.
+    /// GPU device in `class` and use the mdev driver `driver`.
     pub(crate) fn new(
-        top: Arc<Dir<Global>>,
+        class: Arc<GpuClass>,
         driver: Arc<DriverRegistration>,
         module: &'static ThisModule,
     ) -> Result<Self> {
-        let shared = KBox::pin(Shared { top, driver }, GFP_KERNEL)?;
+        let shared = KBox::pin(Shared { class, driver }, GFP_KERNEL)?;
         let p = ptr::from_ref::<Shared>(&shared).cast_mut();
         SHARED
             .compare_exchange(ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire)

@@ -78,9 +78,9 @@ check "kvmgt cannot be unloaded under gvt_rs" \
 	sh -c '! rmmod kvmgt 2>/dev/null && grep -q "^kvmgt " /proc/modules'
 check "no GPU uses the policy: gvt_rs is not held" \
 	test "$(cat /sys/module/gvt_rs/refcnt)" -eq 0
-gpus=$(count_paths /sys/kernel/gvt_rs/0000:*)
+gpus=$(count_paths "$GVT_SYSFS"/0000:*)
 check "no i915 GPU directory without a GVT instance" test "$gpus" -eq 0
-check "the simulated GPU is still there" test -d /sys/kernel/gvt_rs/gvtsim0
+check "the simulated GPU is still there" test -d "$GVT_GPU"
 before=$(log_count "$unreg")
 check "rmmod gvt_rs unregisters the policy" \
 	sh -c "rmmod gvt_rs && [ \$(dmesg | grep -c '$unreg') -eq $((before + 1)) ]"

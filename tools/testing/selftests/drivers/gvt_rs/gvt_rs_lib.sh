@@ -5,7 +5,10 @@
 # shellcheck source=/dev/null # the kernel's, not in this directory
 . "$(dirname "$0")/../../kselftest/ktap_helpers.sh"
 
-GVT_SYSFS=/sys/kernel/gvt_rs
+# The class of gvt-rs's GPU devices: /sys/class/gvt_rs/<gpu>/ has a GPU's
+# files. The module's version is the kernel's file of every module.
+GVT_SYSFS=/sys/class/gvt_rs
+GVT_VERSION=/sys/module/gvt_rs/version
 
 # check DESCRIPTION COMMAND...: one KTAP result from a command's status.
 check() {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# gvt_rs.ko loads and unloads cleanly, creates and removes its sysfs tree,
-# and an open sysfs file does not keep the module or its data alive.
+# gvt_rs.ko loads and unloads cleanly, creates and removes its sysfs tree
+# (the class gvt_rs and its GPUs' devices), and an open sysfs file of a GPU
+# does not keep the module or its data alive.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -16,14 +17,14 @@ ktap_set_plan 9
 module_loaded gvt_rs && rmmod gvt_rs
 check "modprobe gvt_rs" modprobe gvt_rs
 check "sysfs directory exists" test -d "$GVT_SYSFS"
-check "version reads as x.y.z" sh -c "grep -qxE '[0-9]+\.[0-9]+\.[0-9]+' $GVT_SYSFS/version"
-check "version is read-only" sh -c "! (echo 1 > $GVT_SYSFS/version) 2>/dev/null"
+check "version reads as x.y.z" sh -c "grep -qxE '[0-9]+\.[0-9]+\.[0-9]+' $GVT_VERSION"
+check "version is read-only" sh -c "! (echo 1 > $GVT_VERSION) 2>/dev/null"
 check "rmmod gvt_rs" rmmod gvt_rs
 check "sysfs directory removed" test ! -e "$GVT_SYSFS"
 
 # Unload while a sysfs file is open: the read afterwards must fail cleanly.
 modprobe gvt_rs
-exec 3<"$GVT_SYSFS/version"
+exec 3<"$GVT_GPU/policy"
 check "rmmod with an open sysfs file" rmmod gvt_rs
 check "read after unload fails with ENODEV" sh -c "cat <&3 2>&1 >/dev/null | grep -q 'No such device'"
 exec 3<&-
@@ -38,7 +39,7 @@ fi
 ok=true
 i=0
 while [ $i -lt $cycles ]; do
-	modprobe gvt_rs && cat "$GVT_SYSFS/version" >/dev/null && rmmod gvt_rs || ok=false
+	modprobe gvt_rs && cat "$GVT_GPU/policy" >/dev/null && rmmod gvt_rs || ok=false
 	i=$((i + 1))
 done
 check "$cycles load/unload cycles" $ok
