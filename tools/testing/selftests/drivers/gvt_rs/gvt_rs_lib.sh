@@ -8,6 +8,7 @@
 # The class of gvt-rs's GPU devices: /sys/class/gvt_rs/<gpu>/ has a GPU's
 # files. The module's version is the kernel's file of every module.
 GVT_SYSFS=/sys/class/gvt_rs
+# shellcheck disable=SC2034 # read by the tests that source this file
 GVT_VERSION=/sys/module/gvt_rs/version
 
 # check DESCRIPTION COMMAND...: one KTAP result from a command's status.
