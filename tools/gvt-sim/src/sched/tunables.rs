@@ -3,7 +3,7 @@
 //! The names of the core's tunables on the command line (`--set`).
 //!
 //! They are the kernel's sysfs file names
-//! (`Documentation/ABI/testing/sysfs-kernel-gvt_rs`), so that a setting
+//! (`Documentation/ABI/testing/sysfs-class-gvt_rs`), so that a setting
 //! reads the same in the simulator as on a host. The core knows no names:
 //! the kernel's table is `drivers/gvt-rs/engine/sysfs.rs`; a test below
 //! holds this one to the ABI document.
@@ -56,9 +56,9 @@ mod tests {
     /// Every name is a documented file of a GPU's sysfs directory.
     #[test]
     fn names_are_the_documented_sysfs_files() {
-        let abi = include_str!("../../../../Documentation/ABI/testing/sysfs-kernel-gvt_rs");
+        let abi = include_str!("../../../../Documentation/ABI/testing/sysfs-class-gvt_rs");
         for t in Tunable::ALL {
-            let what = format!("What:\t\t/sys/kernel/gvt_rs/<gpu>/{}\n", name(t));
+            let what = format!("What:\t\t/sys/class/gvt_rs/<gpu>/{}\n", name(t));
             assert!(
                 abi.contains(&what),
                 "{} is not in the ABI document",
