@@ -62,44 +62,70 @@ fetch_vm_debs() {
 # Rebuilt only when these lists change.
 LIBVIRT_ROOT_PACKAGES="libvirt-daemon,libvirt-daemon-driver-qemu,libvirt-clients,mdevctl,udev,qemu-system-x86"
 LIBVIRT_ROOT_APT_PACKAGES="libvirt-daemon-system"
+# The second root: the same packages from Debian 13 (trixie: QEMU 10, whose
+# vfio-pci attaches through iommufd, and libvirt 11), from the same mirror,
+# as vm-debian13/root.cpio with prefix debian13/ (gvt_rs_qemu13.sh,
+# gvt_rs_libvirt13.sh; scripts/vm-run.sh boots it in a run of its own).
+# apt installs them all: debootstrap's resolver, given them, unpacked
+# systemd before configuring the libsystemd-shared it pre-depends on.
+DEBIAN13_SUITE=trixie
+DEBIAN13_APT_PACKAGES="${LIBVIRT_ROOT_PACKAGES//,/ } $LIBVIRT_ROOT_APT_PACKAGES"
 
-build_libvirt_root() {
-	local dir=$GVT_RS_CACHE/vm-debian suite stamp tmp
-	# shellcheck source=/dev/null # the host's file
-	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	stamp="$suite $LIBVIRT_ROOT_PACKAGES $LIBVIRT_ROOT_APT_PACKAGES"
+# build_debian_root NAME SUITE INCLUDE APT-PACKAGES:
+# $GVT_RS_CACHE/vm-NAME/root.cpio, the root of Debian SUITE under the
+# prefix NAME/: debootstrap with INCLUDE (comma-separated, may be empty),
+# then apt with APT-PACKAGES.
+build_debian_root() {
+	local name=$1 suite=$2 include=$3 apt=$4 dir=$GVT_RS_CACHE/vm-$1 stamp tmp
+	stamp="$suite $include $apt"
 	[ -f "$dir/root.cpio" ] && [ "$(cat "$dir/root.stamp" 2>/dev/null)" = "$stamp" ] && return
-	log "building the libvirt test VM's Debian $suite root with debootstrap (about 3 minutes, cached afterwards)"
 	mkdir -p "$dir"
+	# One build at a time: another checkout's bootstrap would remove this
+	# one's root as left over.
+	exec 8>"$dir/build.lock"
+	flock 8
+	[ -f "$dir/root.cpio" ] && [ "$(cat "$dir/root.stamp" 2>/dev/null)" = "$stamp" ] &&
+		{ exec 8>&-; return; }
+	log "building the test VM's Debian $suite root ($name) with debootstrap (about 3 minutes, cached afterwards)"
 	# A run that was cut off may have left a root with /proc mounted:
 	# unmount, and never let rm cross into a mounted file system.
 	for tmp in "$dir"/tmp.*; do
 		[ -d "$tmp" ] || continue
-		umount -R "$tmp/debian/proc" "$tmp/debian/sys" 2>/dev/null || true
+		umount -R "$tmp/$name/proc" "$tmp/$name/sys" 2>/dev/null || true
 		as_root rm -rf --one-file-system "$tmp"
 	done
 	tmp=$(mktemp -d -p "$dir")
 	run_logged "$dir/debootstrap.log" as_root debootstrap --variant=minbase \
-		--include="$LIBVIRT_ROOT_PACKAGES" "$suite" "$tmp/debian" "$(debian_mirror)"
-	as_root mount -t proc proc "$tmp/debian/proc"
-	if ! { as_root chroot "$tmp/debian" apt-get update -q &&
-		as_root chroot "$tmp/debian" apt-get install -y -q --no-install-recommends \
-		$LIBVIRT_ROOT_APT_PACKAGES; } >"$dir/apt-install.log" 2>&1; then
-		as_root umount "$tmp/debian/proc"
+		${include:+--include="$include"} "$suite" "$tmp/$name" "$(debian_mirror)"
+	as_root mount -t proc proc "$tmp/$name/proc"
+	if ! { as_root chroot "$tmp/$name" apt-get update -q &&
+		# shellcheck disable=SC2086 # the packages are words
+		as_root chroot "$tmp/$name" apt-get install -y -q --no-install-recommends \
+		$apt; } >"$dir/apt-install.log" 2>&1; then
+		as_root umount "$tmp/$name/proc"
 		tail -n 30 "$dir/apt-install.log" >&2
-		die "installing $LIBVIRT_ROOT_APT_PACKAGES in the libvirt test root failed (log: $dir/apt-install.log)"
+		die "installing $apt in the $name test root failed (log: $dir/apt-install.log)"
 	fi
-	as_root umount "$tmp/debian/proc"
+	as_root umount "$tmp/$name/proc"
 	# What no test reads: documentation, translations, package caches.
-	rm -rf "$tmp"/debian/usr/share/{doc,man,info,locale} "$tmp"/debian/var/cache/apt/* \
-		"$tmp"/debian/var/lib/apt/lists/*
-	(cd "$tmp" && find debian -path 'debian/dev/*' -prune -o -path 'debian/proc/*' -prune -o \
-		-path 'debian/sys/*' -prune -o -print | LC_ALL=C sort |
+	rm -rf "$tmp/$name"/usr/share/{doc,man,info,locale} "$tmp/$name"/var/cache/apt/* \
+		"$tmp/$name"/var/lib/apt/lists/*
+	(cd "$tmp" && find "$name" -path "$name/dev/*" -prune -o -path "$name/proc/*" -prune -o \
+		-path "$name/sys/*" -prune -o -print | LC_ALL=C sort |
 		cpio -o -H newc --quiet) >"$dir/root.cpio.tmp"
 	mv "$dir/root.cpio.tmp" "$dir/root.cpio"
 	echo "$stamp" >"$dir/root.stamp"
 	as_root rm -rf --one-file-system "$tmp"
-	log "libvirt test root: $(du -m "$dir/root.cpio" | cut -f1) MB"
+	log "$name test root: $(du -m "$dir/root.cpio" | cut -f1) MB"
+	exec 8>&-
+}
+
+build_libvirt_root() {
+	local suite
+	# shellcheck source=/dev/null # the host's file
+	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+	build_debian_root debian "$suite" "$LIBVIRT_ROOT_PACKAGES" "$LIBVIRT_ROOT_APT_PACKAGES"
+	build_debian_root debian13 "$DEBIAN13_SUITE" "" "$DEBIAN13_APT_PACKAGES"
 }
 
 install_rust_src() {
