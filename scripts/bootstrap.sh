@@ -98,8 +98,8 @@ build_debian_root() {
 	run_logged "$dir/debootstrap.log" as_root debootstrap --variant=minbase \
 		${include:+--include="$include"} "$suite" "$tmp/$name" "$(debian_mirror)"
 	as_root mount -t proc proc "$tmp/$name/proc"
+	# shellcheck disable=SC2086 # the packages are words
 	if ! { as_root chroot "$tmp/$name" apt-get update -q &&
-		# shellcheck disable=SC2086 # the packages are words
 		as_root chroot "$tmp/$name" apt-get install -y -q --no-install-recommends \
 		$apt; } >"$dir/apt-install.log" 2>&1; then
 		as_root umount "$tmp/$name/proc"
