@@ -208,7 +208,7 @@ pub struct DeviceAttribute<const ID: u64, O, Data, Ctx: DeviceContext = Bound> {
 
 // SAFETY: sysfs only reads the attribute, and Rust code never accesses it
 // after construction.
-unsafe impl<const ID: u64, O, Data, Ctx: DeviceContext> Sync for DeviceAttribute<ID, O, Data, Ctx> {}
+unsafe impl<const ID: u64, O, D, C: DeviceContext> Sync for DeviceAttribute<ID, O, D, C> {}
 
 impl<const ID: u64, O, Data, Ctx> DeviceAttribute<ID, O, Data, Ctx>
 where
