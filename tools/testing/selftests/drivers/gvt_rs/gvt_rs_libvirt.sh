@@ -20,10 +20,12 @@
 #  - nodedev-destroy removes the vGPU once the domain is gone.
 # The daemons run chrooted in /debian, started by hand as a boot script
 # would (the VM has no systemd); libvirt's configuration is Debian's own.
+# GVT_RS_DEBIAN names another root: gvt_rs_libvirt13.sh runs these checks
+# with Debian 13's libvirt and QEMU (/debian13).
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
-D=/debian
+D=${GVT_RS_DEBIAN:-/debian}
 P=$GVT_PCI_ADDR
 NODE=pci_$(echo "$P" | tr :. __)
 T=gvtsim-GVTg_V5_4
@@ -33,10 +35,10 @@ BOOT_S=${GVT_RS_L2_BOOT_S:-900}
 
 ktap_print_header
 if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
-	ktap_skip_all "no Debian root with libvirt in this image (make check boots one for it)"
+	ktap_skip_all "no Debian root with libvirt at $D in this image (make check boots one for it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 21
+ktap_set_plan 22
 
 # in_debian COMMAND...: a command of the Debian root.
 in_debian() {
@@ -75,12 +77,14 @@ debian_dev_links() {
 	[ -L "$D/dev/stdin" ]
 }
 
-# qemu_cmdline NAME: the command line of the QEMU running domain NAME.
+# qemu_cmdline NAME: the command line of the QEMU running domain NAME
+# (its pid in $qpid).
 qemu_cmdline() {
 	for p in /proc/[0-9]*; do
 		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)
 		case "$c" in *qemu-system*guest="$1"*)
 			echo "$c"
+			qpid=${p#/proc/}
 			return 0
 			;;
 		esac
@@ -246,11 +250,27 @@ rc=$?
 sed 's/^/# /' /tmp/virsh_define.out
 check "a domain with the vGPU as <hostdev type='mdev'> starts" test $rc = 0
 started=$rc
-qemu_cmdline gvt-l2 | tr ' ' '\n' | grep vfio-pci >/tmp/qemu_vfio.txt
+qpid=''
+qemu_cmdline gvt-l2 >/tmp/qemu_cmdline.txt
+tr ' ' '\n' </tmp/qemu_cmdline.txt | grep vfio-pci >/tmp/qemu_vfio.txt
 sed 's/^/# QEMU: -device /' /tmp/qemu_vfio.txt
 # libvirt writes -device as JSON when QEMU takes it: match either syntax.
 check "libvirt runs QEMU with the vGPU as a vfio-pci device (sysfsdev)" \
 	grep -q "sysfsdev.\{1,3\}/sys/bus/mdev/devices/$u" /tmp/qemu_vfio.txt
+# Through which VFIO interface. This domain asks for no iommufd, so QEMU
+# holds the container and the vGPU's group: libvirt's iommufd for host
+# devices came in libvirt 12, for PCI host devices, after Debian 13's
+# 11.3, whose domain schema has no iommufd at all (said here).
+schema=$D/usr/share/libvirt/schemas/domaincommon.rng
+echo "# libvirt's domain schema names iommufd: $(grep -c iommufd "$schema" 2>/dev/null) time(s)"
+grp=$(basename "$(readlink "/sys/bus/mdev/devices/$u/iommu_group")")
+for f in /proc/"$qpid"/fd/*; do
+	readlink "$f"
+done 2>/dev/null | sed "s|^$D/|/|" | grep '^/dev/\(vfio\|iommu\)' | sort -u >/tmp/qemu_fds.txt
+sed 's/^/# QEMU holds /' /tmp/qemu_fds.txt
+check "QEMU holds the vGPU through the container: /dev/vfio/vfio and its group /dev/vfio/$grp" \
+	sh -c "[ -n '$qpid' ] && grep -qx /dev/vfio/vfio /tmp/qemu_fds.txt &&
+	 grep -qx /dev/vfio/$grp /tmp/qemu_fds.txt && ! grep -qx /dev/iommu /tmp/qemu_fds.txt"
 progress "domain started"
 
 console=$D/tmp/gvt-l2.console
@@ -284,7 +304,11 @@ done
 virsh domstate gvt-l2 2>/dev/null | grep -q running && virsh destroy gvt-l2 >/dev/null 2>&1
 virsh undefine gvt-l2 >/dev/null 2>&1
 tail -n 5 "$D/var/log/libvirt/qemu/gvt-l2.log" 2>/dev/null | sed 's/^/# qemu log: /'
-check "the domain shuts down and is undefined" sh -c "! virsh list --all --name | grep -qx gvt-l2"
+# virsh is a function of this shell, not a command an `sh -c` finds.
+virsh list --all --name >/tmp/virsh_list.out 2>&1
+rc=$?
+check "the domain shuts down and is undefined" sh -c \
+	"[ $rc = 0 ] && ! grep -qx gvt-l2 /tmp/virsh_list.out"
 
 virsh nodedev-destroy "$name" >/tmp/virsh_destroy.out 2>&1
 rc=$?
