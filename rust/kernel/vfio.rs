@@ -9,6 +9,11 @@
 //! Only devices behind an emulated IOMMU (mediated devices such as vGPUs, which reach guest
 //! memory through [`Device::dma_read`] and [`Device::dma_write`]) are supported so far.
 //!
+//! A device may support migration (VFIO migration v2, `VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE`):
+//! the driver implements [`Migration`] and registers the device with
+//! [`Registration::new_emulated_iommu_migratable`]. A data transfer session is a [`DataFile`]
+//! whose reads (saving) and writes (resuming) go to the driver's [`MigrationData`].
+//!
 //! A device can outlive its registration: a file that opened `/dev/vfio/devices/vfioN`
 //! (`CONFIG_VFIO_DEVICE_CDEV`) holds it until the file's last close, and until such a file is
 //! bound to an iommufd it holds no reference on the driver's module. The device's release drops
@@ -36,6 +41,7 @@ use crate::{
     },
     fs::file::Offset,
     ioctl::_IO,
+    module::this_module,
     new_mutex,
     new_spinlock,
     prelude::*,
@@ -44,10 +50,15 @@ use crate::{
             ARef,
             AlwaysRefCounted, //
         },
+        Arc,
+        ArcBorrow,
         Mutex,
         SpinLock, //
     },
-    types::Opaque,
+    types::{
+        ForeignOwnable,
+        Opaque, //
+    },
     uaccess::{
         UserPtr,
         UserSlice,
@@ -68,6 +79,7 @@ use core::{
     },
     sync::atomic::{
         AtomicBool,
+        AtomicU32,
         AtomicUsize,
         Ordering, //
     }, //
@@ -367,6 +379,8 @@ pub struct Device<T: Driver> {
     #[pin]
     open: Mutex<bool>,
     registered: AtomicBool,
+    /// The `migration_flags` of a device registered with migration, 0 until then.
+    mig_flags: AtomicU32,
     #[pin]
     data: T,
 }
@@ -463,6 +477,7 @@ impl<T: Driver> Device<T> {
             parent <- new_spinlock!(Some(parent.into())),
             open <- new_mutex!(false),
             registered: AtomicBool::new(false),
+            mig_flags: AtomicU32::new(0),
             data <- data,
         });
         // SAFETY: The allocation is large enough for `Self` and aligned for it; the VFIO core
@@ -801,6 +816,11 @@ impl<T: Driver> Registration<T> {
         if dev.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
+        Self::register(dev)
+    }
+
+    /// Registers `dev`, which `registered` marks as ours and the VFIO core does not know yet.
+    fn register(dev: ARef<Device<T>>) -> Result<Self> {
         // SAFETY: `dev` is a valid, initialised and never registered device.
         to_result(unsafe { bindings::vfio_register_emulated_iommu_dev(dev.as_raw()) })?;
         // INVARIANT: Registered above.
@@ -813,6 +833,47 @@ impl<T: Driver> Registration<T> {
     }
 }
 
+impl<T: Migration> Registration<T> {
+    /// Registers `dev` as [`Registration::new_emulated_iommu`] does, with migration: user space
+    /// finds `VFIO_DEVICE_FEATURE_MIGRATION` with [`Migration::FLAGS`], and the VFIO core calls
+    /// the [`Migration`] operations.
+    pub fn new_emulated_iommu_migratable(dev: ARef<Device<T>>) -> Result<Self> {
+        const {
+            assert!(
+                T::FLAGS & bindings::VFIO_MIGRATION_STOP_COPY != 0,
+                "a migratable device supports at least STOP_COPY"
+            );
+            assert!(
+                T::FLAGS
+                    & !(bindings::VFIO_MIGRATION_STOP_COPY
+                        | bindings::VFIO_MIGRATION_P2P
+                        | bindings::VFIO_MIGRATION_PRE_COPY)
+                    == 0,
+                "unknown VFIO_MIGRATION_* flags"
+            );
+        };
+        if dev.registered.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        let vdev = dev.as_raw();
+        // SAFETY: `vdev` is valid. The device is not registered and `registered` was false, so
+        // nothing else reads or writes these fields: the VFIO core reads them once the device is
+        // registered, below.
+        unsafe {
+            (*vdev).mig_ops = const { &MigrationVtable::<T>::OPS };
+            (*vdev).migration_flags = T::FLAGS;
+        }
+        // After the fields it describes: `mig_next_state()` reads `migration_flags` once it sees
+        // this.
+        dev.mig_flags.store(T::FLAGS, Ordering::Release);
+        let reg = Self::register(dev.clone());
+        if reg.is_err() {
+            dev.mig_flags.store(0, Ordering::Release);
+        }
+        reg
+    }
+}
+
 impl<T: Driver> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: Registered by us (type invariant).
@@ -822,5 +883,356 @@ impl<T: Driver> Drop for Registration<T> {
         // INVARIANT: The registration of the device is dropped.
         let parent = self.dev.parent.lock().take();
         drop(parent);
+    }
+}
+
+/// A state of a device's migration (`enum vfio_device_mig_state`).
+///
+/// See the state machine in [`include/uapi/linux/vfio.h`](srctree/include/uapi/linux/vfio.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum MigState {
+    /// The device failed a transition and must be reset.
+    Error = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_ERROR,
+    /// The device does not change its internal or external state.
+    Stop = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP,
+    /// The device runs normally.
+    Running = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING,
+    /// Stopped, its internal state read out through the data file.
+    StopCopy = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP_COPY,
+    /// Stopped, loading a new internal state written to the data file.
+    Resuming = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RESUMING,
+    /// Running without peer-to-peer DMA (`VFIO_MIGRATION_P2P`).
+    RunningP2p = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING_P2P,
+    /// Running while its state is read out (`VFIO_MIGRATION_PRE_COPY`).
+    PreCopy = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY,
+    /// [`MigState::PreCopy`] without peer-to-peer DMA.
+    PreCopyP2p = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY_P2P,
+}
+
+impl MigState {
+    /// The state of the C value `raw`, `None` for a value that names none.
+    pub fn from_raw(raw: bindings::vfio_device_mig_state) -> Option<Self> {
+        Some(match raw {
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_ERROR => Self::Error,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP => Self::Stop,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING => Self::Running,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP_COPY => Self::StopCopy,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RESUMING => Self::Resuming,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING_P2P => Self::RunningP2p,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY => Self::PreCopy,
+            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY_P2P => Self::PreCopyP2p,
+            _ => return None,
+        })
+    }
+}
+
+/// The migration of a VFIO device (`struct vfio_migration_ops`), implemented by the driver's data
+/// of a device registered with [`Registration::new_emulated_iommu_migratable`].
+///
+/// The VFIO core passes user space's requests as they come, concurrently with each other and with
+/// the [`Driver`] operations: the driver serialises them itself. It calls them only while the
+/// device is open.
+pub trait Migration: Driver {
+    /// The `VFIO_MIGRATION_*` flags of the device: `VFIO_MIGRATION_STOP_COPY`, which must be set
+    /// (STOP, STOP_COPY and RESUMING), and optionally `VFIO_MIGRATION_P2P` and
+    /// `VFIO_MIGRATION_PRE_COPY`.
+    const FLAGS: u32;
+
+    /// `VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE` set: takes the device to `new`, returning the data
+    /// file of a transfer session that the transition starts.
+    ///
+    /// `new` is what user space asked for, unchecked: [`Device::mig_next_state`] gives the arcs
+    /// of the state machine to take one after the other and fails, with `EINVAL`, for a state the
+    /// device does not support or that cannot be reached. On failure the device is in the state
+    /// it reached, which [`Migration::get_state`] tells user space. Only the last arc of a path
+    /// may return a file.
+    fn set_state(device: &Device<Self>, new: MigState) -> Result<Option<DataFile>>;
+
+    /// `VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE` get: the device's state.
+    fn get_state(device: &Device<Self>) -> Result<MigState>;
+
+    /// `VFIO_DEVICE_FEATURE_MIG_DATA_SIZE`: an estimate of the bytes that STOP_COPY will read out.
+    fn get_data_size(device: &Device<Self>) -> Result<usize>;
+}
+
+impl<T: Migration> Device<T> {
+    /// The next arc of the migration state machine on the way from `cur` to `new`
+    /// (`vfio_mig_get_next_state()`), for the device's [`Migration::FLAGS`].
+    ///
+    /// Fails with `EINVAL` if `cur` or `new` is not a state the device supports, or `new` cannot be
+    /// reached from `cur` (STOP_COPY to PRE_COPY, anything from ERROR).
+    pub fn mig_next_state(&self, cur: MigState, new: MigState) -> Result<MigState> {
+        // The core WARNs for a current state that the device does not support; ERROR is left
+        // only by a reset.
+        let needs = match cur {
+            MigState::Error => return Err(EINVAL),
+            MigState::Stop | MigState::Running | MigState::StopCopy | MigState::Resuming => {
+                bindings::VFIO_MIGRATION_STOP_COPY
+            }
+            MigState::RunningP2p => {
+                bindings::VFIO_MIGRATION_STOP_COPY | bindings::VFIO_MIGRATION_P2P
+            }
+            MigState::PreCopy => {
+                bindings::VFIO_MIGRATION_STOP_COPY | bindings::VFIO_MIGRATION_PRE_COPY
+            }
+            MigState::PreCopyP2p => {
+                bindings::VFIO_MIGRATION_STOP_COPY
+                    | bindings::VFIO_MIGRATION_P2P
+                    | bindings::VFIO_MIGRATION_PRE_COPY
+            }
+        };
+        if self.mig_flags.load(Ordering::Acquire) & needs != needs {
+            return Err(EINVAL);
+        }
+        let mut next: bindings::vfio_device_mig_state = 0;
+        // SAFETY: `self` is a valid device, registered with migration and `cur` a state its
+        // `migration_flags` support (`mig_flags`, checked above), as `vfio_mig_get_next_state()`
+        // requires; `next` is valid for writes.
+        to_result(unsafe {
+            bindings::vfio_mig_get_next_state(self.as_raw(), cur as u32, new as u32, &mut next)
+        })?;
+        MigState::from_raw(next).ok_or(EINVAL)
+    }
+}
+
+/// The `struct vfio_migration_ops` of a [`Migration`].
+struct MigrationVtable<T: Migration>(core::marker::PhantomData<T>);
+
+impl<T: Migration> MigrationVtable<T> {
+    const OPS: bindings::vfio_migration_ops = bindings::vfio_migration_ops {
+        migration_set_state: Some(Self::set_state_callback),
+        migration_get_state: Some(Self::get_state_callback),
+        migration_get_data_size: Some(Self::get_data_size_callback),
+    };
+
+    /// `vfio_migration_ops::migration_set_state`.
+    ///
+    /// # Safety
+    ///
+    /// `vdev` is a live `Device<T>`.
+    unsafe extern "C" fn set_state_callback(
+        vdev: *mut bindings::vfio_device,
+        new: bindings::vfio_device_mig_state,
+    ) -> *mut bindings::file {
+        // SAFETY: The VFIO core passes a live device of ours.
+        let this = unsafe { Device::<T>::from_raw(vdev) };
+        let Some(new) = MigState::from_raw(new) else {
+            return EINVAL.to_ptr();
+        };
+        match T::set_state(this, new) {
+            // The VFIO core installs the file in a file descriptor, or puts it: our reference is
+            // its.
+            Ok(Some(file)) => file.into_raw(),
+            Ok(None) => ptr::null_mut(),
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// `vfio_migration_ops::migration_get_state`.
+    ///
+    /// # Safety
+    ///
+    /// `vdev` is a live `Device<T>` and `state` valid for writes.
+    unsafe extern "C" fn get_state_callback(
+        vdev: *mut bindings::vfio_device,
+        state: *mut bindings::vfio_device_mig_state,
+    ) -> c_int {
+        // SAFETY: The VFIO core passes a live device of ours.
+        let this = unsafe { Device::<T>::from_raw(vdev) };
+        match T::get_state(this) {
+            Ok(s) => {
+                // SAFETY: `state` is valid for writes (safety requirements).
+                unsafe { *state = s as u32 };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `vfio_migration_ops::migration_get_data_size`.
+    ///
+    /// # Safety
+    ///
+    /// `vdev` is a live `Device<T>` and `size` valid for writes.
+    unsafe extern "C" fn get_data_size_callback(
+        vdev: *mut bindings::vfio_device,
+        size: *mut c_ulong,
+    ) -> c_int {
+        // SAFETY: The VFIO core passes a live device of ours.
+        let this = unsafe { Device::<T>::from_raw(vdev) };
+        match T::get_data_size(this) {
+            Ok(n) => {
+                // SAFETY: `size` is valid for writes (safety requirements).
+                unsafe { *size = n as c_ulong };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+}
+
+/// What the data file of a migration session reads and writes: the driver's side of a
+/// [`DataFile`].
+///
+/// The file is a stream (no seek, no `pread`/`pwrite`): the driver keeps the position. Reads
+/// (STOP_COPY, PRE_COPY) return the device's state and 0 at its end; writes (RESUMING) take the
+/// state to load. Reads and writes may run concurrently with each other and with the device's
+/// operations, and after the session ended (the driver then fails them, `ENODEV` as other
+/// drivers do). The file holds an [`Arc`] of the data until it is closed, and holds the driver's
+/// module.
+#[vtable]
+pub trait MigrationData: Send + Sync + Sized + 'static {
+    /// `read(2)` of up to `buf.len()` bytes of the stream; 0 at its end.
+    fn read(_this: ArcBorrow<'_, Self>, _buf: UserSliceWriter) -> Result<usize> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `write(2)` of `buf.len()` bytes of the stream; returns how many were taken.
+    fn write(_this: ArcBorrow<'_, Self>, _buf: UserSliceReader) -> Result<usize> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The data file of a migration session: an anonymous inode file whose reads and writes go to a
+/// [`MigrationData`], returned to the VFIO core by [`Migration::set_state`].
+///
+/// # Invariants
+///
+/// `file` is a valid file, one reference of which this object owns.
+pub struct DataFile {
+    file: NonNull<bindings::file>,
+}
+
+// SAFETY: A file reference may be put on any thread.
+unsafe impl Send for DataFile {}
+
+// SAFETY: A shared `DataFile` gives no access to the file.
+unsafe impl Sync for DataFile {}
+
+impl DataFile {
+    /// A new data file named `name` (as `/proc/self/fd` shows it) for `data`: read-only if
+    /// `D` implements only [`MigrationData::read`], write-only if only [`MigrationData::write`].
+    pub fn new<D: MigrationData>(name: &'static CStr, data: Arc<D>) -> Result<Self> {
+        const { assert!(D::HAS_READ || D::HAS_WRITE, "a data file reads or writes") };
+        let flags = match (D::HAS_READ, D::HAS_WRITE) {
+            (true, false) => bindings::O_RDONLY,
+            (false, true) => bindings::O_WRONLY,
+            _ => bindings::O_RDWR,
+        };
+        let private = data.into_foreign();
+        // SAFETY: `name` is a NUL-terminated `'static` string and the table a constant; the file
+        // owns `private` from now on, and its release gives it back.
+        let file = unsafe {
+            bindings::anon_inode_getfile(
+                name.as_char_ptr(),
+                const { &DataFileVtable::<D>::FOPS },
+                private,
+                flags as c_int,
+            )
+        };
+        let file = match from_err_ptr(file) {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: `anon_inode_getfile()` failed, so `private` is still ours, from
+                // `into_foreign()` above.
+                drop(unsafe { Arc::<D>::from_foreign(private) });
+                return Err(e);
+            }
+        };
+        // SAFETY: `file` is a valid file, new and not installed anywhere yet, and its inode valid.
+        // `stream_open()` cannot fail on it.
+        unsafe { bindings::stream_open((*file).f_inode, file) };
+        // INVARIANT: `anon_inode_getfile()` returned a file with one reference, ours.
+        Ok(Self {
+            // SAFETY: `from_err_ptr()` returned no error, and `anon_inode_getfile()` returns a
+            // file or an error.
+            file: unsafe { NonNull::new_unchecked(file) },
+        })
+    }
+
+    /// Gives up our reference: the caller owns it.
+    fn into_raw(self) -> *mut bindings::file {
+        let file = self.file.as_ptr();
+        core::mem::forget(self);
+        file
+    }
+}
+
+impl Drop for DataFile {
+    fn drop(&mut self) {
+        // SAFETY: We own a reference (type invariant).
+        unsafe { bindings::fput(self.file.as_ptr()) };
+    }
+}
+
+/// The `struct file_operations` of a [`DataFile`] of `D`.
+struct DataFileVtable<D: MigrationData>(core::marker::PhantomData<D>);
+
+impl<D: MigrationData> DataFileVtable<D> {
+    const FOPS: bindings::file_operations = bindings::file_operations {
+        owner: this_module::<D::OwnerModule>().as_ptr(),
+        read: if D::HAS_READ {
+            Some(Self::read_callback)
+        } else {
+            None
+        },
+        write: if D::HAS_WRITE {
+            Some(Self::write_callback)
+        } else {
+            None
+        },
+        release: Some(Self::release_callback),
+        ..pin_init::zeroed()
+    };
+
+    /// `file_operations::read`.
+    ///
+    /// # Safety
+    ///
+    /// `file` is a file of a [`DataFile`] of `D`, open for the call; `buf` a user pointer.
+    unsafe extern "C" fn read_callback(
+        file: *mut bindings::file,
+        buf: *mut c_char,
+        count: usize,
+        _ppos: *mut Offset,
+    ) -> isize {
+        // SAFETY: The file's private data is the `Arc<D>` of `DataFile::new()`, which the file
+        // holds until its release, after the last read returned.
+        let data = unsafe { <Arc<D> as ForeignOwnable>::borrow((*file).private_data) };
+        let buf = UserSlice::new(UserPtr::from_ptr(buf.cast()), count).writer();
+        D::read(data, buf).map_or_else(|e| e.to_errno() as isize, |n| n as isize)
+    }
+
+    /// `file_operations::write`.
+    ///
+    /// # Safety
+    ///
+    /// `file` is a file of a [`DataFile`] of `D`, open for the call; `buf` a user pointer.
+    unsafe extern "C" fn write_callback(
+        file: *mut bindings::file,
+        buf: *const c_char,
+        count: usize,
+        _ppos: *mut Offset,
+    ) -> isize {
+        // SAFETY: As in `read_callback`.
+        let data = unsafe { <Arc<D> as ForeignOwnable>::borrow((*file).private_data) };
+        let buf = UserSlice::new(UserPtr::from_ptr(buf.cast_mut().cast()), count).reader();
+        D::write(data, buf).map_or_else(|e| e.to_errno() as isize, |n| n as isize)
+    }
+
+    /// `file_operations::release`.
+    ///
+    /// # Safety
+    ///
+    /// `file` is a file of a [`DataFile`] of `D` whose last reference is gone.
+    unsafe extern "C" fn release_callback(
+        _inode: *mut bindings::inode,
+        file: *mut bindings::file,
+    ) -> c_int {
+        // SAFETY: The private data is the `Arc<D>` of `DataFile::new()`, which the file owned
+        // until now; no read or write runs any more.
+        drop(unsafe { <Arc<D> as ForeignOwnable>::from_foreign((*file).private_data) });
+        0
     }
 }
