@@ -309,6 +309,29 @@ impl<const N: usize> Scheduler<N> {
         Ok(())
     }
 
+    /// The fair-queueing position of `id` relative to this GPU: how far its
+    /// `sfq`/`eevdf` start tag is ahead of virtual time, in virtual-time
+    /// units (0: no debt). A vGPU that moves to another GPU takes it along
+    /// ([`Scheduler::set_fq_lag`] there), so that it neither gains nor
+    /// loses service by moving.
+    pub fn fq_lag(&self, id: VgpuId) -> Result<u64, Error> {
+        let id = usize::from(id);
+        self.vg(id)?;
+        Ok(self.sfq.lag(id))
+    }
+
+    /// Places stopped vGPU `id` `lag` virtual-time units ahead of this
+    /// GPU's virtual time (see [`Scheduler::fq_lag`]); `Busy` while it is
+    /// started.
+    pub fn set_fq_lag(&mut self, id: VgpuId, lag: u64) -> Result<(), Error> {
+        let id = usize::from(id);
+        if self.vg(id)?.life == Life::Started {
+            return Err(Error::Busy);
+        }
+        self.sfq.set_lag(id, lag);
+        Ok(())
+    }
+
     /// Changes the weight of `id` (takes effect at the next charge, round or
     /// `tbs` balance).
     pub fn set_weight(&mut self, id: VgpuId, weight: u32) -> Result<(), Error> {

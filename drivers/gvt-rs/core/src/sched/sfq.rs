@@ -113,6 +113,29 @@ impl<const N: usize> Sfq<N> {
         self.tag.get(id).copied().unwrap_or(0)
     }
 
+    /// How far the start tag of `id` is ahead of `V`: its debt in virtual time, 0 with none (a
+    /// tag behind `V`, or stale).
+    pub(crate) fn lag(&self, id: usize) -> u64 {
+        let d = vdiff(self.tag(id), self.vtime());
+        if d > 0 && d < (1 << 62) {
+            d as u64
+        } else {
+            0
+        }
+    }
+
+    /// Puts the tag of `id`, which is not active, `lag` ahead of `V` (at most 2^61: below what
+    /// counts as stale).
+    pub(crate) fn set_lag(&mut self, id: usize, lag: u64) {
+        if self.tree.contains(id) {
+            return;
+        }
+        let v = self.vtime();
+        if let Some(t) = self.tag.get_mut(id) {
+            *t = v.wrapping_add(lag.min(1 << 61));
+        }
+    }
+
     /// Whether `id` is active.
     #[cfg(test)]
     pub(crate) fn active(&self, id: usize) -> bool {

@@ -262,6 +262,42 @@ fn sfq_wake_rule_keeps_or_erases_debt() {
 }
 
 #[test]
+fn sfq_lag_moves_with_a_vgpu() {
+    // On GPU a, vGPU 0 overruns its slice by 30 ms: it leaves with debt.
+    let mut a = Sim::<4>::new(Policy::Sfq);
+    a.s.set_tunable(Tunable::SfqSliceUs, 10_000, 0).unwrap();
+    a.add(0, 1);
+    a.add(1, 1);
+    a.queue(0, 40 * MS);
+    for _ in 0..2 {
+        a.queue(1, 10 * MS);
+    }
+    a.run_until(45 * MS);
+    a.s.stop(vid(0), a.now).unwrap();
+    let lag = a.s.fq_lag(vid(0)).unwrap();
+    assert!(lag > 0, "an overrun is debt");
+    // On GPU b, whose virtual time is elsewhere, it keeps that position.
+    let mut b = Sim::<4>::new(Policy::Sfq);
+    b.s.set_tunable(Tunable::SfqSliceUs, 10_000, 0).unwrap();
+    b.add(2, 1);
+    for _ in 0..10 {
+        b.queue(2, 10 * MS);
+    }
+    b.run_until(55 * MS);
+    b.s.create(vid(0), 1, 512).unwrap();
+    b.s.set_fq_lag(vid(0), lag).unwrap();
+    assert_eq!(b.s.fq_lag(vid(0)).unwrap(), lag);
+    b.s.start(vid(0), b.now).unwrap();
+    assert_eq!(b.s.set_fq_lag(vid(0), 0), Err(Error::Busy));
+    b.queue(0, 10 * MS);
+    assert_eq!(
+        b.s.fq_lag(vid(0)).unwrap(),
+        lag,
+        "woken with its debt, max(V, F)"
+    );
+}
+
+#[test]
 fn sfq_overrun_charged_and_ties_by_id() {
     let mut sim = Sim::<4>::new(Policy::Sfq);
     sim.add(0, 1);
