@@ -865,6 +865,18 @@ impl Engine {
         Ok(self.lock_policy().sched.set_weight(id, w)?)
     }
 
+    /// The fair-queueing position of `id` relative to this GPU, carried by
+    /// a migration (`Scheduler::fq_lag`).
+    pub fn fq_lag(&self, id: VgpuId) -> Result<u64> {
+        Ok(self.lock_policy().sched.fq_lag(id)?)
+    }
+
+    /// Places stopped `id` at the fair-queueing position `lag` relative to
+    /// this GPU (`Scheduler::set_fq_lag`).
+    pub fn set_fq_lag(&self, id: VgpuId, lag: u64) -> Result {
+        Ok(self.lock_policy().sched.set_fq_lag(id, lag)?)
+    }
+
     /// Admin-set PCI-E bandwidth of `id` (0: measured).
     pub fn bandwidth(&self, id: VgpuId) -> Option<u32> {
         self.lock_policy().table.bandwidth(id)
