@@ -21,6 +21,7 @@
 mod copy;
 mod delivery;
 mod irq;
+mod migration;
 #[cfg(CONFIG_PCI)]
 pub mod pci;
 mod regs;
@@ -461,7 +462,7 @@ impl SimGpu {
             }
         }
         // Last: user space may open the device as soon as it is registered.
-        match vfio::Registration::new_emulated_iommu(v.clone()) {
+        match vfio::Registration::new_emulated_iommu_migratable(v.clone()) {
             Ok(reg) => Ok(VgpuHandle { reg }),
             Err(e) => {
                 this.remove(v);
@@ -490,6 +491,7 @@ impl SimGpu {
                 regs <- new_mutex!(regs::Regs::new(cfg, copies), "gvt_rs_vgpu_lock"),
                 irqs <- irq::Irqs::new(),
                 last_fault_log: AtomicU64::new(0),
+                mig <- migration::new_mig(),
             }),
         )
     }
@@ -706,6 +708,9 @@ pub(crate) struct SimVgpu {
     irqs: irq::Irqs,
     /// When the last fault was logged (rate limit), ns.
     last_fault_log: AtomicU64,
+    /// Its migration, under a lock taken before `regs`.
+    #[pin]
+    mig: Mutex<migration::Mig>,
 }
 
 /// A vGPU as its mdev device holds it, the driver data of the device: the

@@ -671,6 +671,111 @@ pub(super) fn set_fault(v: &SimVgpu, r: &mut Regs, word: u32) {
     raise(v, r, IRQ_FAULT);
 }
 
+/// The registers as a migration carries them ([`super::migration`]): what
+/// the guest programmed and the device's progress.
+#[derive(Clone, Copy)]
+pub(super) struct Saved {
+    pub(super) cfg: [u8; CFG_SIZE],
+    pub(super) status_page: u64,
+    pub(super) irq_status: u32,
+    pub(super) irq_enable: u32,
+    pub(super) fault: u32,
+    pub(super) submitted: u32,
+    pub(super) completed: u32,
+    pub(super) gtt_index: u32,
+    pub(super) busy_ns: u64,
+    pub(super) rings: [GuestRing; ENGINES],
+}
+
+impl Saved {
+    /// Whether a vGPU of type `ty` can hold these values (the rings aside):
+    /// the configuration space is a type-`ty` vGPU's in its read-only bits,
+    /// the status page is page aligned, only existing interrupt causes are
+    /// set and the GTT index is inside the high GM.
+    pub(super) fn valid_for(&self, ty: usize) -> bool {
+        let Some(t) = TYPES.get(ty) else {
+            return false;
+        };
+        let mut init = [0u8; CFG_SIZE];
+        init_config(&mut init, ty);
+        let cfg_ok = self
+            .cfg
+            .iter()
+            .zip(init.iter())
+            .enumerate()
+            .all(|(at, (b, i))| (b ^ i) & !cfg_write_mask(at) == 0);
+        cfg_ok
+            && self.status_page % GUEST_PAGE == 0
+            && (self.irq_status | self.irq_enable) & !IRQ_VALID == 0
+            && u64::from(self.gtt_index) < u64::from(t.high_mb) * 256
+    }
+}
+
+impl Regs {
+    /// The registers, for a migration's stream.
+    pub(super) fn save(&self) -> Saved {
+        let d = &self.dev;
+        Saved {
+            cfg: self.cfg,
+            status_page: d.status_page,
+            irq_status: d.irq_status,
+            irq_enable: d.irq_enable,
+            fault: d.fault,
+            submitted: d.submitted,
+            completed: d.completed,
+            gtt_index: self.gtt_index,
+            busy_ns: d.busy_ns,
+            rings: d.rings,
+        }
+    }
+
+    /// Loads registers a migration's stream carried, checked by
+    /// [`Saved::valid_for`] and the rings by the stream's parser.
+    pub(super) fn load(&mut self, s: &Saved) {
+        self.cfg = s.cfg;
+        self.gtt_index = s.gtt_index;
+        self.dev = DeviceState::default();
+        let d = &mut self.dev;
+        d.rings = s.rings;
+        d.status_page = s.status_page;
+        d.irq_status = s.irq_status;
+        d.irq_enable = s.irq_enable;
+        d.fault = s.fault;
+        d.submitted = s.submitted;
+        d.completed = s.completed;
+        d.busy_ns = s.busy_ns;
+    }
+
+    /// A migration stops the device: the work fetched and not completed
+    /// (queued or executing) completes without a trace and is fetched again
+    /// from HEAD when the device runs, here or on the destination.
+    pub(super) fn rewind(&mut self) {
+        for e in self.epochs.iter_mut() {
+            *e = e.wrapping_add(1);
+        }
+        for ring in self.dev.rings.iter_mut() {
+            let fetched = ring
+                .fetched
+                .wrapping_add(ring.size)
+                .wrapping_sub(ring.head)
+                .checked_rem(ring.size)
+                .unwrap_or(0);
+            self.dev.submitted = self.dev.submitted.wrapping_sub(fetched);
+            ring.fetched = ring.head;
+        }
+    }
+}
+
+/// The device runs again after a migration's stop: fetch what the guest
+/// published on every enabled ring, as its doorbell would.
+pub(super) fn refetch(v: &Vgpu, r: &mut Regs) {
+    for e in 0..ENGINES {
+        if !r.failed() && r.dev.rings.get(e).is_some_and(|g| g.enabled) {
+            fetch(v, r, e);
+        }
+    }
+}
+
 #[kernel::macros::kunit_tests(gvt_rs_sim_regs)]
 mod tests {
     use super::*;

@@ -2,7 +2,8 @@
 
 //! The VFIO device of a simulated vGPU: a vfio-pci device behind an emulated
 //! IOMMU, whose regions are the configuration space and BAR0 ([`regs`]) and
-//! whose interrupts have vfio-pci's semantics ([`irq`]).
+//! whose interrupts have vfio-pci's semantics ([`irq`]), and which migrates
+//! ([`super::migration`]).
 
 use super::{
     irq,
@@ -62,6 +63,8 @@ impl vfio::Driver for SimVgpu {
     }
 
     fn close_device(v: &Vgpu) {
+        // A data file still open fails from now on; the next open runs.
+        v.mig_reset();
         v.vfio_close();
         v.irqs.release();
     }
@@ -121,6 +124,8 @@ impl vfio::Driver for SimVgpu {
     }
 
     fn reset(v: &Vgpu) -> Result {
+        // A reset ends a migration, whatever its state (ERROR included).
+        v.mig_reset();
         let mut r = v.regs.lock();
         v.reset_locked(&mut r, true)
     }
