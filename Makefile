@@ -10,6 +10,9 @@
 #   make check-libvirt only the libvirt test (Debian's libvirtd, virsh,
 #                      mdevctl and a domain with a vGPU, in the VM), which
 #                      `make check` also runs
+#   make check-debian13 only the Debian 13 tests (its QEMU with a vGPU
+#                      through iommufd and one through the container, its
+#                      libvirt), which `make check` also runs
 #   make help       all targets
 #
 # Set KDIR=/path/to/linux to use your own Linux 7.3 tree instead of the
@@ -21,7 +24,7 @@ export KDIR
 CORE := drivers/gvt-rs/core
 SIM := tools/gvt-sim
 
-.PHONY: all run check check-under-load check-nested check-libvirt bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
+.PHONY: all run check check-under-load check-nested check-libvirt check-debian13 bench help bootstrap kernel host-test host-lint vm-check vm-run shell \
 	patches docs clean-cache
 
 all: kernel
@@ -76,6 +79,9 @@ check-nested: kernel
 
 check-libvirt: kernel
 	@GVT_RS_TESTS=gvt_rs_libvirt.sh scripts/vm-run.sh check
+
+check-debian13: kernel
+	@GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh scripts/vm-run.sh check
 
 patches:
 	@scripts/export-patches.sh out/patches

@@ -4,7 +4,8 @@
 # Everything `make check` runs, in order, with timings:
 # bootstrap, host lint + tests, kernel build (CLIPPY=1, warnings fail), the
 # gvt_rs crate in the Kconfig variants the test kernel does not build, VM
-# tests, the libvirt VM test, then the KASAN kernel's build and VM tests.
+# tests, the libvirt VM test, the Debian 13 VM tests (QEMU, libvirt), then
+# the KASAN kernel's build and VM tests.
 #
 # The last line printed, on success and on failure, is the grand total for
 # CI: "check: N passed, M failed", the host cargo tests plus the VM's
@@ -79,6 +80,10 @@ fi
 # kernel, booted with the Debian root that bootstrap built.
 step "VM tests (libvirt)"
 GVT_RS_TESTS=gvt_rs_libvirt.sh "$GVT_RS_ROOT/scripts/vm-run.sh" check
+# Debian 13's QEMU (a vGPU through iommufd and one through the container)
+# and libvirt: the same kernel, booted with bootstrap's Debian 13 root.
+step "VM tests (Debian 13: QEMU, libvirt)"
+GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh "$GVT_RS_ROOT/scripts/vm-run.sh" check
 # The same selftests and KUnit suites on a KASAN kernel, but for the nested
 # QEMU guests (far too slow under KASAN) and the i915 test (no i915 in it).
 step "kernel build (KASAN)"

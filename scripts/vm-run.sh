@@ -23,6 +23,9 @@
 # (GVT_RS_TESTS) boots with the Debian root that scripts/bootstrap.sh builds
 # appended to the initramfs (at /debian, 3 GiB of memory by default); a full
 # run leaves them out, and `make check` runs them in a boot of their own.
+# Those of $DEBIAN13_TESTS need Debian 13's QEMU and libvirt: the same, with
+# the Debian 13 root (at /debian13), in a boot of their own again (a run
+# cannot name tests of both lists).
 
 source "$(dirname "$0")/common.sh"
 [ -n "${GVT_RS_LOCKED:-}" ] || { take_build_lock; export GVT_RS_LOCKED=1; }
@@ -35,25 +38,34 @@ bzimage=$out/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh $flavour first"
 
 DEBIAN_TESTS=gvt_rs_libvirt.sh
-debian=false
+DEBIAN13_TESTS="gvt_rs_qemu13.sh gvt_rs_libvirt13.sh"
+# The root the named tests need: none, debian (Debian 12) or debian13.
+debian=''
 if [ -n "${GVT_RS_TESTS:-}" ]; then
 	for t in ${GVT_RS_TESTS//,/ }; do
-		grep -qxF "$t" <(tr ' ' '\n' <<<"$DEBIAN_TESTS") && debian=true
+		need=''
+		grep -qxF "$t" <(tr ' ' '\n' <<<"$DEBIAN_TESTS") && need=debian
+		grep -qxF "$t" <(tr ' ' '\n' <<<"$DEBIAN13_TESTS") && need=debian13
+		[ -z "$need" ] && continue
+		[ -z "$debian" ] || [ "$debian" = "$need" ] ||
+			die "GVT_RS_TESTS names tests of both Debian roots: run $DEBIAN_TESTS and $DEBIAN13_TESTS apart"
+		debian=$need
 	done
 elif [ "$mode" = check ]; then
-	GVT_RS_SKIP=${GVT_RS_SKIP:+$GVT_RS_SKIP,}${DEBIAN_TESTS// /,}
+	skip="$DEBIAN_TESTS $DEBIAN13_TESTS"
+	GVT_RS_SKIP=${GVT_RS_SKIP:+$GVT_RS_SKIP,}${skip// /,}
 fi
 
 log "building the initramfs"
 "$GVT_RS_ROOT/scripts/make-initramfs.sh" "$out" "$out/initramfs.cpio.gz"
 initrd=$out/initramfs.cpio.gz
 mem=${VM_MEM:-2048}
-if $debian; then
-	root=$GVT_RS_CACHE/vm-debian/root.cpio
+if [ -n "$debian" ]; then
+	root=$GVT_RS_CACHE/vm-$debian/root.cpio
 	[ -f "$root" ] || die "no Debian root at $root: run scripts/bootstrap.sh"
 	# The kernel unpacks concatenated archives; each must start 4-byte
 	# aligned, and the zeros between them are skipped.
-	initrd=$out/initramfs-debian.cpio
+	initrd=$out/initramfs-$debian.cpio
 	cp "$out/initramfs.cpio.gz" "$initrd"
 	truncate -s %512 "$initrd"
 	cat "$root" >>"$initrd"
@@ -93,7 +105,7 @@ fi
 
 # Its own log for a run with the Debian root, so that it and a plain run
 # never write the same file.
-logfile=$out/vm-$mode$(if $debian; then echo -debian; fi).log
+logfile=$out/vm-$mode${debian:+-$debian}.log
 log "booting the VM ($mode, $flavour flavour, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
 start=$(date +%s)
 set +e
