@@ -2432,7 +2432,8 @@ static void copy_verify(struct copier *c, int s)
 		c->wrong++;
 		if (c->wrong <= 5)
 			fprintf(stderr,
-				"gvt_guest %s: copy %u (engine %u, descriptor %u%s) completed wrong: checksum 0x%016" PRIx64 ", pattern's 0x%016" PRIx64 "\n",
+				"gvt_guest %s: copy %u (engine %u, descriptor %u%s) completed wrong: "
+				"checksum 0x%016" PRIx64 ", pattern's 0x%016" PRIx64 "\n",
 				uuid, k->seqno, k->engine, k->index,
 				k->poison ? ", from unmapped memory" : "", sum, k->sum);
 	}

@@ -257,9 +257,10 @@ pci_gpu_unbind() {
 # ---- copies (gvt_guest -p copy) ----------------------------------------------
 
 # copies_ok OUTFILE [MIN_FAILED]: the copy report of a gvt_guest run, or of
-# gvt_gpu_client in a guest (the profile=copy line) holds its counts: copies completed (each one verified
-# against its pattern's checksum, none wrong), every submitted copy either
-# completed or failed by a fault or a reset, at least one completed and at
+# gvt_gpu_client in a guest (the profile=copy line) holds its counts:
+# copies completed (each one verified against its pattern's checksum, none
+# wrong), every submitted copy either completed or failed by a fault or a
+# reset, at least one completed and at
 # least MIN_FAILED (default 0) failed.
 copies_ok() {
 	line=$(grep 'profile=copy ' "$1" | tail -1)
@@ -268,7 +269,8 @@ copies_ok() {
 	}
 	s=$(field submitted) c=$(field completed) v=$(field verified)
 	f=$(field failed) w=$(field wrong) x=$(field unexpected_faults)
-	echo "# copies: submitted=${s:-?} completed=${c:-?} verified=${v:-?} failed=${f:-?} wrong=${w:-?} unexpected_faults=${x:-?}"
+	echo "# copies: submitted=${s:-?} completed=${c:-?} verified=${v:-?}" \
+		"failed=${f:-?} wrong=${w:-?} unexpected_faults=${x:-?}"
 	[ -n "$s" ] && [ -n "$c" ] && [ -n "$v" ] && [ -n "$f" ] && [ -n "$w" ] || return 1
 	# gvt_gpu_client, in a guest, has no unexpected_faults field.
 	[ "$w" = 0 ] && [ "${x:-0}" = 0 ] && [ "$v" = "$c" ] && [ "$c" -gt 0 ] &&

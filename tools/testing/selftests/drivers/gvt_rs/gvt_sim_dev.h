@@ -106,14 +106,13 @@ struct gvt_sim_desc {
 	__u32 flags;		/* GVT_SIM_DESC_* */
 	__u32 seqno;		/* fence written to the status page */
 	__u32 duration_us;	/* 1 .. MAX_DURATION */
-	__u32 bytes;		/* EXEC: bytes the workload moves (PCI-E
-				 * traffic); COPY: must be 0 (the device
-				 * counts 2 x length) */
+	/* EXEC: bytes the workload moves (PCI-E traffic); COPY: 0 */
+	__u32 bytes;
 	__u32 reserved0;	/* must be 0 */
+	/* COPY: address of its struct gvt_sim_copy, GVT_SIM_COPY_SIZE aligned */
 	union {
 		__u64 reserved1;	/* EXEC: must be 0 */
-		__u64 copy;		/* COPY: guest address of its struct
-					 * gvt_sim_copy, GVT_SIM_COPY_SIZE aligned */
+		__u64 copy;
 	};
 };
 
@@ -145,7 +144,7 @@ struct gvt_sim_copy {
 };
 
 #define GVT_SIM_COPY_SIZE		32
-#define GVT_SIM_COPY_MAX		(1u << 20)	/* REG_COPY_MAX today */
+#define GVT_SIM_COPY_MAX		0x100000	/* REG_COPY_MAX today: 1 MB */
 
 /*
  * The status page (4 KB of guest memory), written by the device. Engine e's
