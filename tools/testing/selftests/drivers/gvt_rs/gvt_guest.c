@@ -2430,12 +2430,13 @@ static void copy_verify(struct copier *c, int s)
 		c->bytes += c->len;
 	} else {
 		c->wrong++;
-		if (c->wrong <= 5)
-			fprintf(stderr,
-				"gvt_guest %s: copy %u (engine %u, descriptor %u%s) completed wrong: "
-				"checksum 0x%016" PRIx64 ", pattern's 0x%016" PRIx64 "\n",
+		if (c->wrong <= 5) {
+			fprintf(stderr, "gvt_guest %s: copy %u (engine %u, descriptor %u%s) completed wrong:",
 				uuid, k->seqno, k->engine, k->index,
-				k->poison ? ", from unmapped memory" : "", sum, k->sum);
+				k->poison ? ", from unmapped memory" : "");
+			fprintf(stderr, " checksum 0x%016" PRIx64 ", pattern's 0x%016" PRIx64 "\n",
+				sum, k->sum);
+		}
 	}
 	k->busy = 0;
 }
