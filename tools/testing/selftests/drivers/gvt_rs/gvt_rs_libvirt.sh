@@ -35,7 +35,7 @@ BOOT_S=${GVT_RS_L2_BOOT_S:-900}
 
 ktap_print_header
 if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
-	ktap_skip_all "no Debian root with libvirt at $D in this image (make check boots one for it)"
+	ktap_skip_all "no Debian root with libvirt at $D in this image (make check boots one)"
 	exit "$KSFT_SKIP"
 fi
 ktap_set_plan 22

@@ -33,6 +33,9 @@ QEMU=/usr/bin/qemu-system-x86_64
 LIMIT_S=${GVT_RS_TEST_TIMEOUT:-1200}
 DEADLINE=$((GVT_T0 + LIMIT_S - 120))
 BIND="gvt_rs_guest .*: vGPU .* irq"
+# The guests' kernel command line, as scripts/vm/l2-qemu's.
+L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off"
+L2_CMDLINE="$L2_CMDLINE no_debug_objects"
 # 10 s of 20 ms workloads, four queued; A then waits to be unplugged.
 RUN="-p,compute,-d,20000,-q,4,-t,10"
 
@@ -66,8 +69,9 @@ wait_for() {
 		if ! alive "$3" || [ "$(uptime_s)" -ge "$DEADLINE" ]; then
 			grep -q "$2" "$D$1" 2>/dev/null && break
 			gave_up=1
-			progress "gave up waiting for '$2' in $1 ($(alive "$3" && echo "the budget ended" ||
-				echo "QEMU $3 exited"))"
+			why="QEMU $3 exited"
+			alive "$3" && why="the budget ended"
+			progress "gave up waiting for '$2' in $1 ($why)"
 			for f in /tmp/q13a.console /tmp/q13b.console /tmp/q13a.err /tmp/q13b.err; do
 				tail -n 15 "$D$f" 2>/dev/null | sed "s|^|# ${f#/tmp/}: |"
 			done
@@ -143,10 +147,10 @@ guest() {
 	ln -s "/tmp/$name.in" "$D/tmp/$name.console.pipe.in"
 	ln -s "/tmp/$name.console" "$D/tmp/$name.console.pipe.out"
 	set -- "$QEMU" -accel tcg -machine pc -m 160 -smp 1 -nodefaults -no-reboot \
-		-display none -monitor none -chardev "pipe,id=console,path=/tmp/$name.console.pipe" \
-		-serial chardev:console \
+		-display none -monitor none \
+		-chardev "pipe,id=console,path=/tmp/$name.console.pipe" -serial chardev:console \
 		-kernel /l2/bzImage -initrd /l2/initramfs.cpio \
-		-append "console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off no_debug_objects $args" \
+		-append "$L2_CMDLINE $args" \
 		"$@"
 	echo "# $name: $*"
 	# Not through in_debian: a function in the background is a subshell
@@ -187,11 +191,11 @@ wait_for /tmp/q13a.console "@@L2_READY" "$qa"
 wait_for /tmp/q13b.console "@@L2_READY" "$qb"
 qemu_fds "$qa" | grep '^/dev/' | sort -u | sed 's/^/# QEMU A holds /'
 qemu_fds "$qb" | grep '^/dev/' | sort -u | sed 's/^/# QEMU B holds /'
-check "QEMU A attaches its vGPU through iommufd: /dev/iommu, /dev/vfio/devices/$cdev, no container" \
+check "QEMU A attaches its vGPU through iommufd: /dev/iommu, its vfio/devices/$cdev, no container" \
 	sh -c "[ -n '$cdev' ] && qemu_fds() { for f in /proc/$qa/fd/*; do readlink \$f; done; };
 	 qemu_fds | grep -q '/dev/iommu\$' && qemu_fds | grep -q '/dev/vfio/devices/$cdev\$' &&
 	 ! qemu_fds | grep -q '/dev/vfio/vfio\$'"
-check "QEMU B attaches its vGPU through the container: /dev/vfio/vfio, /dev/vfio/$group, no iommufd" \
+check "QEMU B attaches its vGPU through the container: /dev/vfio/vfio, group $group, no iommufd" \
 	sh -c "qemu_fds() { for f in /proc/$qb/fd/*; do readlink \$f; done; };
 	 qemu_fds | grep -q '/dev/vfio/vfio\$' && qemu_fds | grep -q '/dev/vfio/$group\$' &&
 	 ! qemu_fds | grep -q '/dev/iommu\$'"
@@ -214,8 +218,8 @@ echo "# gvt-rs charged vGPU A $((ca1 - ca0)) and vGPU B $((cb1 - cb0)) completed
 # work_ok CONSOLE DELTA: the run ended well, every fence was right, and the
 # client's count of completed workloads is gvt-rs's for its vGPU.
 work_ok() {
-	n=$(sed -n 's/^gvt_gpu_client: profile=compute.* completed=\([0-9]*\) .*fences_bad=0 .*/\1/p' \
-		"$1" | head -n 1)
+	re='s/^gvt_gpu_client: profile=compute.* completed=\([0-9]*\) .*fences_bad=0 .*/\1/p'
+	n=$(sed -n "$re" "$1" | head -n 1)
 	grep -q '@@L2_RUN_END rc=0' "$1" && [ -n "$n" ] && [ "$2" -gt 0 ] && [ "$n" = "$2" ]
 }
 check "guest A (iommufd): every workload completes with its fence, each counted by gvt-rs" \
@@ -251,7 +255,8 @@ while { alive "$qa" || alive "$qb"; } && [ "$(uptime_s)" -lt "$end" ]; do
 	sleep 1
 done
 check "both guests shut down, their QEMU exited" sh -c \
-	"grep -q '@@L2_DONE rc=0' $D/tmp/q13a.console && grep -q '@@L2_DONE rc=0' $D/tmp/q13b.console &&
+	"grep -q '@@L2_DONE rc=0' $D/tmp/q13a.console &&
+	 grep -q '@@L2_DONE rc=0' $D/tmp/q13b.console &&
 	 ! kill -0 $qa 2>/dev/null && ! kill -0 $qb 2>/dev/null"
 for g in q13a q13b; do
 	sed "s/^/# qemu $g: /" "$D/tmp/$g.err"
@@ -266,8 +271,14 @@ echo "# figure: QEMU A's detach without KVM: $(grep -c "$tcg_detach" "$D/tmp/q13
 check "QEMU printed no error or warning (A: but its line on detaching without KVM)" sh -c \
 	"! grep -v \"$tcg_detach\" $D/tmp/q13a.err | grep -qiE 'vfio|iommu|kvm|warn|error|fail' &&
 	 ! grep -qiE 'vfio|iommu|kvm|warn|error|fail' $D/tmp/q13b.err"
+# What scripts/vm_results.py counts as a kernel error in the test VM's log.
+KERNEL_BAD='WARNING: .* at |cut here|BUG: |kernel BUG at|Oops|Kernel panic'
+KERNEL_BAD="$KERNEL_BAD|general protection fault|possible (circular|recursive) locking"
+KERNEL_BAD="$KERNEL_BAD|inconsistent lock state|lock held when returning|suspicious RCU usage"
+KERNEL_BAD="$KERNEL_BAD|lockdep is turned off|sleeping function called from invalid context"
+KERNEL_BAD="$KERNEL_BAD|scheduling while atomic|panicked at|UBSAN:|blocked for more than|Call Trace"
 bad=$(sed -n '/@@L2_DMESG_BEGIN/,/@@L2_DMESG_END/p' "$D/tmp/q13a.console" "$D/tmp/q13b.console" |
-	grep -E 'WARNING: .* at |cut here|BUG: |kernel BUG at|Oops|Kernel panic|general protection fault|possible (circular|recursive) locking|inconsistent lock state|lock held when returning|suspicious RCU usage|lockdep is turned off|sleeping function called from invalid context|scheduling while atomic|panicked at|UBSAN:|blocked for more than|Call Trace')
+	grep -E "$KERNEL_BAD")
 [ -n "$bad" ] && echo "$bad" | sed 's/^/# L2: /'
 check "no kernel warning in the guests" sh -c \
 	"[ -z '$(echo "$bad" | tr -d "'")' ] && grep -q '@@L2_DMESG_END' $D/tmp/q13a.console"
