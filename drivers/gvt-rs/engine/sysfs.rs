@@ -193,6 +193,12 @@ pub enum Event {
     Relocations,
     /// GTT reloads.
     GttReloads,
+    /// Longest policy lock hold, ns.
+    PolicyLockMaxNs,
+    /// Longest slot lock hold, ns.
+    SlotsLockMaxNs,
+    /// Re-placements planned outside the locks and applied.
+    Replans,
 }
 
 /// The files of a GPU's device, one line each: name, knob, mode ([`RO`],
@@ -270,6 +276,9 @@ gpu_files!([
     events_switches: GpuKnob::Stat(GpuStat::Event(Event::Switches)) => TENANT,
     events_relocations: GpuKnob::Stat(GpuStat::Event(Event::Relocations)) => TENANT,
     events_gtt_reloads: GpuKnob::Stat(GpuStat::Event(Event::GttReloads)) => TENANT,
+    policy_lock_max_ns: GpuKnob::Stat(GpuStat::Event(Event::PolicyLockMaxNs)) => TENANT,
+    slots_lock_max_ns: GpuKnob::Stat(GpuStat::Event(Event::SlotsLockMaxNs)) => TENANT,
+    gm_replans: GpuKnob::Stat(GpuStat::Event(Event::Replans)) => TENANT,
     current_vgpu: GpuKnob::Stat(GpuStat::CurrentVgpu) => TENANT,
     coschedule_vgpu: GpuKnob::Stat(GpuStat::CoscheduleVgpu) => TENANT,
 ]);
@@ -359,6 +368,9 @@ impl GpuStat {
                     Event::Switches => &c.switches,
                     Event::Relocations => &c.relocations,
                     Event::GttReloads => &c.reloads,
+                    Event::PolicyLockMaxNs => &c.policy_lock_max_ns,
+                    Event::SlotsLockMaxNs => &c.slots_lock_max_ns,
+                    Event::Replans => &c.replans,
                 };
                 line(buf, counter.load(Ordering::Relaxed))
             }
