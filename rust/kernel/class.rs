@@ -149,7 +149,7 @@ impl<D: Send + Sync> Device<D> {
         // which `device_create()` takes a reference to; `drvdata` is NULL or points to the `D` of
         // `data`, which the device keeps until it is unregistered; the format takes one string
         // argument, `name`, which `device_create()` copies.
-        let dev = from_err_ptr(unsafe {
+        let raw = unsafe {
             bindings::device_create(
                 class.class.as_ptr(),
                 parent,
@@ -158,7 +158,8 @@ impl<D: Send + Sync> Device<D> {
                 c"%s".as_char_ptr(),
                 name.as_char_ptr(),
             )
-        })?;
+        };
+        let dev = from_err_ptr(raw)?;
         // INVARIANT: Created above, with its reference ours and `data` as its driver data.
         Ok(Self {
             dev: NonNull::new(dev).ok_or(EINVAL)?,

@@ -288,7 +288,8 @@ where
         // `Ctx`, while they have the groups; the driver core removes the
         // groups, waiting for the callbacks in progress, before the driver's
         // `remove` (or before the class device's unregistration returns).
-        let Some((dev, data)) = (unsafe { Self::data(dev) }) else {
+        let found = unsafe { Self::data(dev) };
+        let Some((dev, data)) = found else {
             return ENODEV.to_errno() as isize;
         };
         // SAFETY: sysfs passes a zeroed buffer of `PAGE_SIZE` bytes that
@@ -315,7 +316,8 @@ where
         count: usize,
     ) -> isize {
         // SAFETY: As in `show`.
-        let Some((dev, data)) = (unsafe { Self::data(dev) }) else {
+        let found = unsafe { Self::data(dev) };
+        let Some((dev, data)) = found else {
             return ENODEV.to_errno() as isize;
         };
         // SAFETY: sysfs passes `count` bytes (at most a page) and a NUL after

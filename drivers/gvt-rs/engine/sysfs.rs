@@ -300,7 +300,7 @@ const fn str_eq(a: &str, b: &str) -> bool {
 }
 
 /// The ID of the GPU file `name`, its index in [`GPU_FILES`]; a name that is
-/// not there does not build.
+/// not there does not build (`build_error!`: evaluated only as a const).
 const fn gpu_file_id(name: &str) -> u64 {
     let mut i = 0;
     while i < GPU_FILES.len() {
@@ -309,7 +309,7 @@ const fn gpu_file_id(name: &str) -> u64 {
         }
         i += 1;
     }
-    panic!("not a GPU file")
+    kernel::build_error!("not a GPU file")
 }
 
 const POLICY_NAMES: [&str; 4] = [

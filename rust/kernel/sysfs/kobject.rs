@@ -512,13 +512,13 @@ impl<T: AttributeOperations> Inner<T> {
         unsafe { core::ptr::drop_in_place(&raw mut (*this).data) };
         // SAFETY: `this` is valid; `kobj` is a field of it.
         let kobj = unsafe { Opaque::cast_into(&raw const (*this).kobj) };
-        // INVARIANT: The allocation is freed by `release_allocation`, which
-        // does not drop `data` a second time.
         // SAFETY: The kobject is initialised and we hold a reference to it.
         // Outside sysfs, the kobject core reads its type only in the release
         // that follows the last reference, which our `kobject_put()` orders
         // after this write.
         unsafe { (*kobj).ktype = &RELEASED.0 };
+        // INVARIANT: The allocation is freed by `release_allocation`, which
+        // does not drop `data` a second time.
         // SAFETY: We own a reference and give it up.
         unsafe { bindings::kobject_put(kobj) };
     }
