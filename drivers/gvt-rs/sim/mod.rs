@@ -75,7 +75,6 @@ use kernel::{
         self,
         AttributeGroup, //
     },
-    task::Task,
     time::{
         delay::fsleep,
         Delta, //
@@ -177,7 +176,7 @@ pub struct SimGpu {
     state: Mutex<SimState>,
     #[pin]
     gtt: Mutex<Gtt>,
-    /// The CPU time of the VM (the thread group) that opened each vGPU.
+    /// The CPU time of the VM (its vCPU threads) on each vGPU.
     vms: Arc<VmCpuTimes>,
     engine_timers: [Arc<Timer<SimGpu>>; ENGINES],
     sched_timer: Arc<Timer<SimGpu>>,
@@ -690,7 +689,7 @@ impl Provider for SimGpu {
     }
 
     // The value a work item read outside the GPU's locks: reading it here
-    // would walk all the VM's threads with them held.
+    // would read each of the VM's vCPU threads with them held.
     fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64> {
         self.vms.cpu_ns(vgpu)
     }
@@ -752,15 +751,14 @@ impl SimVgpu {
         self.irqs.signal(level, edge);
     }
 
-    fn set_vm(&self, vm: Option<ARef<Task>>) {
-        self.gpu.vms.set(self.id, vm);
+    fn set_vm(&self, open: bool) {
+        self.gpu.vms.set(self.id, open);
     }
 
     /// VFIO `open_device`: the VM starts using the vGPU.
     fn vfio_open(&self) -> Result {
-        // The opener's thread group is the VM whose CPU time `vmcg` samples.
-        let vm: ARef<Task> = current!().group_leader().into();
-        self.set_vm(Some(vm));
+        // `vmcg` samples the CPU time of the threads that access the vGPU.
+        self.set_vm(true);
         let mut r = self.regs.lock();
         r.reset(true);
         // A new tenant starts from power-on: no GTT entry and no INTx
@@ -777,7 +775,7 @@ impl SimVgpu {
         if ret.is_err() {
             r.open = false;
             drop(r);
-            self.set_vm(None);
+            self.set_vm(false);
         }
         ret
     }
@@ -798,7 +796,7 @@ impl SimVgpu {
             gpu.reload_scrubbed(self.id, scrubbed);
             gpu.schedule_locked(&mut st);
         }
-        self.set_vm(None);
+        self.set_vm(false);
     }
 
     /// Puts the vGPU into the failed state (GVT-g's failsafe mode): its

@@ -225,7 +225,11 @@ pub(super) fn access(v: &Vgpu, index: u32, off: u64, data: &mut [u8], write: boo
     }
     match index {
         REGION_CONFIG => config_access(v, off, data, write),
-        REGION_BAR0 => bar0_access(v, off, data, write),
+        REGION_BAR0 => {
+            // A VM's vCPU threads are those that access its registers.
+            v.gpu().vms.vcpu_access(v.id);
+            bar0_access(v, off, data, write)
+        }
         _ => Err(EINVAL),
     }
 }

@@ -2,17 +2,23 @@
 
 //! The CPU time of the VMs on a simulated GPU's vGPUs, for `vmcg`.
 //!
-//! A VM's CPU time is that of the thread group that opened its vGPU
-//! ([`Task::group_cputime_ns`]), and reading it walks every thread of the
-//! group, as many as its VMM chose to make. The engine asks for it while it
-//! decides who runs next, with the GPU's locks held
-//! ([`Provider::vm_cpu_ns`](crate::engine::Provider::vm_cpu_ns)), so it gets
-//! the value a work item last read, outside every lock of the GPU
-//! ([`VmCpuTimes::cpu_ns`]). The work item reads each VM every
+//! A VM's CPU time is that of its vCPU threads, as GVT-g reads it from KVM
+//! (`intel_vgpu_vcpu_time_ns()`). A simulated vGPU has no KVM instance, so
+//! its vCPU threads are those that access its registers: a VMM's vCPU
+//! thread reads and writes a vGPU's BAR when its guest touches the device,
+//! as QEMU's do through VFIO. The first [`MAX_VCPUS`] threads that accessed
+//! the vGPU since it was opened are its VM's vCPUs
+//! ([`VmCpuTimes::vcpu_access`]); the CPU time of each is read with
+//! [`Task::cputime_ns`], which modules may use, and threads the VMM made
+//! for anything else (as many as it chose) are neither counted nor read.
+//!
+//! The engine asks for the time while it decides who runs next, with the
+//! GPU's locks held ([`Provider::vm_cpu_ns`](crate::engine::Provider::vm_cpu_ns)),
+//! so it gets the value a work item last read, outside every lock of the
+//! GPU ([`VmCpuTimes::cpu_ns`]). The work item reads each VM every
 //! [`CPU_SAMPLE_NS`], as often as the engine asks, and waits longer after
 //! a reading that took long: at least [`COST_FACTOR`] times as long as the
-//! reading, so that reading a VM with many threads takes at most about
-//! 1/[`COST_FACTOR`] of a host CPU.
+//! reading.
 
 use crate::engine::{
     VgpuId,
@@ -22,6 +28,10 @@ use crate::gvt_core::engine::CPU_SAMPLE_NS;
 use crate::timer::{
     Timer,
     TimerTarget, //
+};
+use core::sync::atomic::{
+    AtomicU64,
+    Ordering, //
 };
 use kernel::{
     new_spinlock,
@@ -43,24 +53,37 @@ use kernel::{
 pub(crate) const COST_FACTOR: u64 = 20;
 /// Shortest delay of the work item's timer, ns.
 const MIN_DELAY_NS: u64 = 1_000_000;
+/// The most vCPU threads of one VM whose CPU time counts (QEMU's TCG and a
+/// KVM guest of this many vCPUs use one thread per vCPU).
+pub(crate) const MAX_VCPUS: usize = 16;
+
+/// The vCPU threads of a VM.
+type Vcpus = [Option<ARef<Task>>; MAX_VCPUS];
 
 /// A VM that uses a vGPU, and its CPU time as last read.
 struct Vm {
-    /// The thread group leader of the process that opened the vGPU.
-    task: ARef<Task>,
+    /// The threads that accessed the vGPU's registers, in order.
+    vcpus: Vcpus,
     cpu_ns: u64,
     /// When to read it next, ns of [`VmCpuTimes::now_ns`].
     due_ns: u64,
+    /// Which opening of a vGPU this VM is, to tell it from the next VM of
+    /// the same vGPU.
+    session: u64,
 }
 
 /// The CPU time of the VM on each vGPU of one GPU, read by a work item.
 #[pin_data]
 pub(crate) struct VmCpuTimes {
     base: Instant<Monotonic>,
-    /// Per vGPU id. A spinlock, taken under the GPU's locks: it is held
-    /// only to copy a value, never while a VM's threads are walked.
+    /// Per vGPU id. A spinlock, taken under the GPU's locks and on each
+    /// register access: it is held only to copy values and references,
+    /// never while CPU times are read, and no task reference is dropped
+    /// under it.
     #[pin]
-    vms: SpinLock<[Option<Vm>; MAX_VGPUS]>,
+    vms: SpinLock<KVVec<Option<Vm>>>,
+    /// Openings of the vGPUs so far.
+    sessions: AtomicU64,
     timer: Arc<Timer<VmCpuTimes>>,
 }
 
@@ -69,15 +92,26 @@ fn pause_after(cost_ns: u64) -> u64 {
     cost_ns.saturating_mul(COST_FACTOR).max(CPU_SAMPLE_NS)
 }
 
+/// The CPU time of `vcpus`, ns.
+fn cpu_time(vcpus: &Vcpus) -> u64 {
+    vcpus
+        .iter()
+        .flatten()
+        .fold(0u64, |sum, t| sum.saturating_add(t.cputime_ns()))
+}
+
 impl VmCpuTimes {
     /// No VM yet; the work item runs once [`VmCpuTimes::bind`] gave it
     /// `self`.
     pub(crate) fn new() -> Result<Arc<Self>> {
         let timer = Timer::new(0)?;
+        // Per vGPU id, for the GPU's limit (too large for the stack).
+        let vms = crate::engine::per_vgpu(MAX_VGPUS, || None)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 base: Instant::now(),
-                vms <- new_spinlock!([const { None }; MAX_VGPUS], "gvt_rs_sim_vms"),
+                vms <- new_spinlock!(vms, "gvt_rs_sim_vms"),
+                sessions: AtomicU64::new(0),
                 timer,
             }),
             GFP_KERNEL,
@@ -100,27 +134,45 @@ impl VmCpuTimes {
         u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(0)
     }
 
-    /// `vm` opened vGPU `id` (`None`: it closed it). The first reading is
-    /// made here, in the opener's context.
-    pub(crate) fn set(&self, id: VgpuId, vm: Option<ARef<Task>>) {
-        let vm = vm.map(|task| {
-            let start = self.now_ns();
-            let cpu_ns = task.group_cputime_ns();
-            let now = self.now_ns();
-            Vm {
-                task,
-                cpu_ns,
-                due_ns: now.saturating_add(pause_after(now.saturating_sub(start))),
-            }
+    /// A VM opened vGPU `id` (`open`), or closed it: its vCPUs are the
+    /// threads that access the vGPU from now on, and it used no CPU time
+    /// until then.
+    pub(crate) fn set(&self, id: VgpuId, open: bool) {
+        let vm = open.then(|| Vm {
+            vcpus: [const { None }; MAX_VCPUS],
+            cpu_ns: 0,
+            due_ns: self.now_ns().saturating_add(CPU_SAMPLE_NS),
+            session: self.sessions.fetch_add(1, Ordering::Relaxed),
         });
         let old = self
             .vms
             .lock()
             .get_mut(usize::from(id))
             .map(|s| core::mem::replace(s, vm));
-        // The task reference goes outside the lock.
+        // The task references go outside the lock.
         drop(old);
         self.rearm();
+    }
+
+    /// The current thread accesses vGPU `id`'s registers: it is one of the
+    /// VM's vCPUs, counted if it is one of the first [`MAX_VCPUS`].
+    pub(crate) fn vcpu_access(&self, id: VgpuId) {
+        let me: &Task = current!();
+        let mut vms = self.vms.lock();
+        let Some(Some(vm)) = vms.get_mut(usize::from(id)) else {
+            return;
+        };
+        if vm
+            .vcpus
+            .iter()
+            .flatten()
+            .any(|t| core::ptr::eq::<Task>(&**t, me))
+        {
+            return;
+        }
+        if let Some(free) = vm.vcpus.iter_mut().find(|t| t.is_none()) {
+            *free = Some(ARef::from(me));
+        }
     }
 
     /// The CPU time of the VM on vGPU `id` as last read, ns; `None` if no
@@ -137,32 +189,37 @@ impl VmCpuTimes {
     /// Reads the CPU time of every VM that is due, outside the lock.
     fn read_due(&self) {
         let now = self.now_ns();
-        let mut due: [Option<ARef<Task>>; MAX_VGPUS] = [const { None }; MAX_VGPUS];
-        {
-            let vms = self.vms.lock();
-            for (d, vm) in due.iter_mut().zip(vms.iter()) {
-                if let Some(vm) = vm.as_ref().filter(|vm| vm.due_ns <= now) {
-                    *d = Some(vm.task.clone());
+        for i in 0..MAX_VGPUS {
+            let vcpus;
+            let session;
+            {
+                let vms = self.vms.lock();
+                let Some(Some(vm)) = vms.get(i) else {
+                    continue;
+                };
+                if vm.due_ns > now {
+                    continue;
                 }
+                vcpus = vm.vcpus.clone();
+                session = vm.session;
             }
-        }
-        for (i, task) in due.iter().enumerate() {
-            let Some(task) = task else { continue };
             let start = self.now_ns();
-            let cpu_ns = task.group_cputime_ns();
+            let cpu_ns = cpu_time(&vcpus);
             let end = self.now_ns();
-            let mut vms = self.vms.lock();
-            // The vGPU may have been closed, and opened by another VM,
-            // meanwhile: that VM's reading is not this one.
-            if let Some(Some(vm)) = vms.get_mut(i) {
-                if core::ptr::eq::<Task>(&*vm.task, &**task) {
-                    vm.cpu_ns = vm.cpu_ns.max(cpu_ns);
-                    vm.due_ns = end.saturating_add(pause_after(end.saturating_sub(start)));
+            {
+                let mut vms = self.vms.lock();
+                // The vGPU may have been closed, and opened by another VM,
+                // meanwhile: that VM's reading is not this one.
+                if let Some(Some(vm)) = vms.get_mut(i) {
+                    if vm.session == session {
+                        vm.cpu_ns = vm.cpu_ns.max(cpu_ns);
+                        vm.due_ns = end.saturating_add(pause_after(end.saturating_sub(start)));
+                    }
                 }
             }
+            // The task references go outside the lock.
+            drop(vcpus);
         }
-        // The task references go outside the lock.
-        drop(due);
     }
 
     /// Arms the timer for the next VM that is due, if there is one.
@@ -193,7 +250,6 @@ mod tests {
     use crate::gvt_core::engine::CPU_SAMPLE_NS;
     use kernel::{
         prelude::*,
-        sync::aref::ARef,
         task::Task,
         time::{
             delay::fsleep,
@@ -203,38 +259,58 @@ mod tests {
         }, //
     };
 
-    /// Runs until the CPU time of `task`'s thread group grew.
+    /// Runs until the CPU time of `task` grew.
     fn burn(task: &Task) {
-        let before = task.group_cputime_ns();
+        let before = task.cputime_ns();
         let start = Instant::<Monotonic>::now();
-        while task.group_cputime_ns() == before && start.elapsed() < Delta::from_secs(10) {
+        while task.cputime_ns() == before && start.elapsed() < Delta::from_secs(10) {
             core::hint::spin_loop();
         }
     }
 
-    #[test]
-    fn the_engine_gets_the_last_reading_and_the_work_item_makes_the_next() -> Result {
-        // Not bound: only this test reads.
-        let vms = VmCpuTimes::new()?;
-        let me: ARef<Task> = current!().group_leader().into();
-        assert_eq!(vms.cpu_ns(3), None);
-        vms.set(3, Some(me.clone()));
-        let first = vms.cpu_ns(3).ok_or(EINVAL)?;
-        burn(&me);
-        // What the engine asks, with the GPU's locks held, walks no thread.
-        assert_eq!(vms.cpu_ns(3), Some(first));
-        // Due again after at least CPU_SAMPLE_NS, or longer if the first
-        // reading was slow: the work item then reads it anew.
+    /// Reads until the VM on vGPU 3 shows more than `than` ns, at most 30 s.
+    fn read_until_more(vms: &VmCpuTimes, than: u64) -> Result {
         let start = Instant::<Monotonic>::now();
         fsleep(Delta::from_nanos(i64::try_from(CPU_SAMPLE_NS)?));
         vms.read_due();
-        while vms.cpu_ns(3) == Some(first) && start.elapsed() < Delta::from_secs(30) {
+        while vms.cpu_ns(3) == Some(than) && start.elapsed() < Delta::from_secs(30) {
             fsleep(Delta::from_millis(1));
             vms.read_due();
         }
-        assert!(vms.cpu_ns(3).is_some_and(|ns| ns > first));
-        vms.set(3, None);
+        Ok(())
+    }
+
+    #[test]
+    fn the_vcpus_are_the_threads_that_access_the_vgpu() -> Result {
+        // Not bound: only this test reads.
+        let vms = VmCpuTimes::new()?;
         assert_eq!(vms.cpu_ns(3), None);
+        vms.set(3, true);
+        // A thread that did not access the vGPU is not counted.
+        burn(current!());
+        fsleep(Delta::from_nanos(i64::try_from(CPU_SAMPLE_NS)?));
+        vms.read_due();
+        assert_eq!(vms.cpu_ns(3), Some(0));
+        // Once it accessed it (twice: it counts once), it is.
+        vms.vcpu_access(3);
+        vms.vcpu_access(3);
+        burn(current!());
+        read_until_more(&vms, 0)?;
+        let first = vms.cpu_ns(3).ok_or(EINVAL)?;
+        assert!(first > 0);
+        assert!(first <= current!().cputime_ns());
+        // What the engine asks, with the GPU's locks held, reads no thread.
+        burn(current!());
+        assert_eq!(vms.cpu_ns(3), Some(first));
+        // Due again after at least CPU_SAMPLE_NS: the work item reads anew.
+        read_until_more(&vms, first)?;
+        assert!(vms.cpu_ns(3).is_some_and(|ns| ns > first));
+        // Another VM on the vGPU starts from nothing, with no vCPU.
+        vms.set(3, false);
+        assert_eq!(vms.cpu_ns(3), None);
+        vms.set(3, true);
+        assert_eq!(vms.cpu_ns(3), Some(0));
+        vms.set(3, false);
         vms.shutdown();
         Ok(())
     }

@@ -64,11 +64,13 @@
  *                  guests on each other's FIFOs run their frames in turn,
  *                  each waiting for the other's previous one (the
  *                  ping-pong chain of the DRM scheduler's tests_scheduler.c)
- *     -v N         N more threads that keep a CPU busy for the run, as
- *                  the vCPU threads of a busy VM do (default 0)
+ *     -v N         N more threads that read a register and then keep a
+ *                  CPU busy for the run, as the vCPU threads of a busy VM
+ *                  do (default 0)
  *     -T N         N more threads that sleep until the process exits, as
- *                  the many threads a VMM may have (the host reads the
- *                  CPU time of all of them; default 0, at most 10000)
+ *                  the many threads a VMM may have (they never access the
+ *                  vGPU, so the host does not count them among the VM's
+ *                  vCPUs; default 0, at most 10000)
  *     -F           run at real-time priority (SCHED_FIFO 1), so that the
  *                  refill after a completion does not wait for a CPU that
  *                  other clients or the host's kworkers hold: a test of the
@@ -2590,10 +2592,18 @@ static int copy_run(struct dev *d, int engine, int q, long dur, long len,
 
 static int spin_stop;
 
-/* A busy vCPU: burns CPU until the run ends. */
+/*
+ * A busy vCPU: reads a register once, as a vCPU thread of a VM touches
+ * its devices (the host counts the threads that access a vGPU as its VM's
+ * vCPUs), then burns CPU until the run ends. Not counted in bar_accesses.
+ */
 static void *spin(void *arg)
 {
-	(void)arg;
+	struct dev *d = arg;
+	uint32_t v;
+
+	if (pread(d->fd, &v, sizeof(v), d->bar0 + GVT_SIM_REG_VGPU_ID) != sizeof(v))
+		die("spin: BAR0 read");
 	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
 		;
 	return NULL;
@@ -2782,7 +2792,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 0; i < vcpus; i++)
-		if (pthread_create(&spinners[i], NULL, spin, NULL))
+		if (pthread_create(&spinners[i], NULL, spin, &d))
 			die("pthread_create");
 	start_sleepers(sleepers);
 	if (dur < 0)

@@ -69,9 +69,9 @@ for GVT_VFIO_MODE in container iommufd; do
 	sed 's/^/# /' /tmp/vfio_copy.out
 	check "copies across resets and faults: none wrong, each completed or failed $m" \
 		copy_run_ok $rc /tmp/vfio_copy.out 1
-	# The input of vmcg: the CPU time of the VM, i.e. of every thread of
-	# the process that opened the vGPU, with one busy "vCPU" thread beside
-	# the submitting one. Judged against what the threads of that process
+	# The input of vmcg: the CPU time of the VM, i.e. of its vCPU threads,
+	# those that access the vGPU: the submitting one and one busy "vCPU"
+	# thread that read a register once. Judged against what the threads of that process
 	# used in the same run, as the kernel accounted it and the guest
 	# emulator reports it: the figure of the engine must cover the time of
 	# the submitting thread and at least half of that of the others (its

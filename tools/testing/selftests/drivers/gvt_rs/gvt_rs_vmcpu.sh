@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A VM's thread count does not slow the GPU's decisions (the reliability
-# audit's F7). vmcg weighs each VM's CPU time, which is that of the process
-# that opened the vGPU: reading it walks every thread of that process, and
-# the VMM decides how many there are. Read while the GPU decided who runs
-# next, with the GPU's locks held, every 5 ms, it made the GPU's decisions
-# wait for a walk of all of them.
+# audit's F7). vmcg weighs each VM's CPU time. It was that of the process
+# that opened the vGPU, whose reading walked every thread of that process,
+# as many as the VMM made, and read while the GPU decided who runs next,
+# with the GPU's locks held, every 5 ms, it made the GPU's decisions wait
+# for a walk of all of them. It is now that of the VM's vCPU threads, the
+# threads that access the vGPU (at most 16), read by a work item.
 #
 # A steady guest runs beside an idle one that keeps its vGPU open: first
 # with one thread, then with 4000 sleeping threads. The time a decision
