@@ -31,11 +31,11 @@ mod tests {
 
     type Pool = SlotPool<4, 16>;
 
-    fn pool(slots: u16, allocator: AllocatorKind) -> Result<KBox<Pool>> {
+    fn pool(slots: u16, allocator: AllocatorKind) -> Result<KVBox<Pool>> {
         // A pool is several KB and `SlotPool::new` needs more stack than
         // that: build the largest one at compile time (it is `const`), copy
         // it from read-only data straight into the heap, never on the kernel
-        // stack, and shrink it to `slots` there.
+        // stack (as the engine does), and shrink it to `slots` there.
         let init: &'static core::result::Result<Pool, CoreError> = &const {
             Pool::new(PoolConfig {
                 slots: 16,
@@ -44,7 +44,7 @@ mod tests {
             })
         };
         let init = init.as_ref().map_err(|_| EINVAL)?;
-        let mut b = KBox::new_copy(init, GFP_KERNEL)?;
+        let mut b = crate::engine::boxed_copy(init)?;
         b.reconfigure(slots, ENTRIES_PER_SLOT).map_err(|_| EINVAL)?;
         b.set_allocator(allocator).map_err(|_| EINVAL)?;
         Ok(b)

@@ -21,7 +21,10 @@ mod tests {
     };
     use crate::gvt_core::{
         sched::Tunable,
-        slots::Move,
+        slots::{
+            AllocatorKind,
+            Move, //
+        },
         Error as CoreError, //
     };
     use core::sync::atomic::{
@@ -70,6 +73,7 @@ mod tests {
                     slots: 8,
                     low_shared_entries: 0,
                     relocate,
+                    max_vgpus: 8,
                 },
             )?,
             GFP_KERNEL,
@@ -78,7 +82,14 @@ mod tests {
 
     #[test]
     fn bad_configs_are_refused() -> Result {
-        for (engines, slots) in [(0, 8), (9, 8), (2, 0), (2, 65)] {
+        for (engines, slots, max_vgpus) in [
+            (0, 8, 8),
+            (9, 8, 8),
+            (2, 0, 8),
+            (2, 65, 8),
+            (2, 8, 0),
+            (2, 8, 65),
+        ] {
             let r = Engine::new(
                 c"kunit",
                 GpuConfig {
@@ -87,6 +98,7 @@ mod tests {
                     slots,
                     low_shared_entries: 0,
                     relocate: false,
+                    max_vgpus,
                 },
             );
             assert!(r.is_err());
@@ -98,6 +110,7 @@ mod tests {
             slots: 1,
             low_shared_entries: 0,
             relocate: false,
+            max_vgpus: 64,
         };
         assert!(Engine::new(c"0123456789012345678901234567890", ok).is_ok());
         assert!(Engine::new(c"01234567890123456789012345678901", ok).is_err());
@@ -151,6 +164,47 @@ mod tests {
         e.set_relocation(false)?;
         e.set_relocation(true)?;
         assert!(e.with_pool(|p| p.tunables().relocation()));
+        Ok(())
+    }
+
+    #[test]
+    fn a_gpu_takes_its_max_vgpus_and_no_more() -> Result {
+        let p = recorder();
+        // The simulated GPU's pool under a sharing allocator: 64 one-slot
+        // vGPUs on 54 slots.
+        let e = Arc::pin_init(
+            Engine::new(
+                c"kunit",
+                GpuConfig {
+                    engines: 2,
+                    low_mb: 896,
+                    slots: 54,
+                    low_shared_entries: 16_384,
+                    relocate: true,
+                    max_vgpus: 64,
+                },
+            )?,
+            GFP_KERNEL,
+        )?;
+        assert_eq!(e.max_vgpus(), 64);
+        e.with_pool_mut(|pool| pool.set_allocator(AllocatorKind::Gscale))?;
+        for n in 0..64u32 {
+            assert_eq!(e.available_mb(64, 16), 64 - n);
+            let id = e.place_vgpu(&p, 64, 16, 1)?;
+            e.attach_vgpu(id)?;
+            e.start(id)?;
+            assert_eq!(u32::from(id), n);
+        }
+        assert_eq!(e.available_mb(64, 16), 0);
+        assert_eq!(e.place_vgpu(&p, 64, 16, 1), Err(ENOSPC));
+        // The last id's per-vGPU counters exist.
+        e.ignored_access(63);
+        assert_eq!(e.ignored_accesses(63), 1);
+        for id in 0..64u8 {
+            e.stop(id)?;
+            e.destroy_vgpu(&p, id)?;
+        }
+        assert_eq!(e.vgpus(), 0);
         Ok(())
     }
 

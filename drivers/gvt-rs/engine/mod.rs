@@ -112,8 +112,13 @@ pub use crate::gvt_core::engine::{
     Provider, //
 };
 
-/// Most vGPUs per GPU (GVT-g allows 8; the sharing allocators fit more).
-pub const MAX_VGPUS: usize = 16;
+/// The capacity of the core's structures in the kernel: the most vGPUs a
+/// GPU may state as its limit ([`GpuConfig::max_vgpus`]). 64: the slot
+/// pool's cost model keeps a slot's occupants in a `u64`. Each GPU's own
+/// per-vGPU state is allocated for its limit when it registers; the core's
+/// fixed arrays are allocated for this capacity, once per GPU (see
+/// `Documentation/gvt-rs/scheduling.rst`, "64 vGPUs per GPU").
+pub const MAX_VGPUS: usize = crate::gvt_core::slots::MAX_VGPUS;
 /// Most high-GM slots per GPU (64 MB each: 4 GB).
 pub const MAX_SLOTS: usize = 64;
 
@@ -121,7 +126,8 @@ pub const MAX_SLOTS: usize = 64;
 pub type Sched = Scheduler<MAX_VGPUS>;
 /// The slot pool type of one GPU.
 pub type Pool = SlotPool<MAX_VGPUS, MAX_SLOTS>;
-/// A vGPU's index in its GPU (`0..MAX_VGPUS`): the core's id, the same
+/// A vGPU's index in its GPU (below its [`GpuConfig::max_vgpus`]): the
+/// core's id, the same
 /// for the scheduler and the slot pool.
 pub type VgpuId = crate::gvt_core::VgpuId;
 
@@ -223,7 +229,7 @@ impl<T> Drop for Held<'_, T> {
 /// What the [`Replanner`] and [`Engine::pick`] share.
 struct ReplanState {
     /// The pool as it was when the re-placement became due.
-    snapshot: KBox<Pool>,
+    snapshot: KVBox<Pool>,
     /// The plan made on it, until a switch point applies it.
     plan: Option<ReplacePlan<MAX_VGPUS>>,
 }
@@ -262,12 +268,12 @@ impl WorkItem for Replanner {
 }
 
 struct PolicyState {
-    sched: KBox<Sched>,
+    sched: KVBox<Sched>,
     table: VgpuTable<MAX_VGPUS>,
 }
 
 struct SlotState {
-    pool: KBox<Pool>,
+    pool: KVBox<Pool>,
 }
 
 /// The errno of a refused call of the core (the only place it is chosen).
@@ -284,18 +290,41 @@ impl From<CoreError> for Error {
     }
 }
 
-// The scheduler (20.3 KB at 16 vGPUs) and the slot pool (10.1 KB) must
-// not be built on a 16 KB kernel stack: their constructors are `const`, so
-// they are evaluated at compile time and copied from read-only data
-// straight into their heap allocations (`KBox::new_copy`).
+/// A heap copy of `src`, a value too large for the 16 KB kernel stack that
+/// a `const fn` built at compile time (the scheduler is 78 KB at 64 vGPUs,
+/// the slot pool 27 KB): initialised in place, copied from read-only data
+/// straight into its allocation, never through the stack. `KVBox`: past
+/// what the page allocator gives contiguously, vmalloc.
+pub(crate) fn boxed_copy<T: Copy>(src: &'static T) -> Result<KVBox<T>> {
+    let copy = move |slot: *mut T| {
+        // SAFETY: `slot` is valid for writes of one `T` (the allocation
+        // being initialised), which does not overlap `src`.
+        unsafe { slot.copy_from_nonoverlapping(src, 1) };
+        Ok::<(), Error>(())
+    };
+    // SAFETY: `copy` initialises the whole slot, with a bitwise copy of
+    // `*src` (a valid `T`: `T: Copy`), and never fails.
+    let init = unsafe { pin_init::init_from_closure(copy) };
+    KVBox::init(init, GFP_KERNEL)
+}
 
-#[inline(never)]
-fn boxed_sched() -> Result<KBox<Sched>> {
-    Ok(KBox::new_copy(&const { Sched::new() }, GFP_KERNEL)?)
+/// Per-vGPU state of a GPU that takes `max_vgpus` vGPUs, indexed by id:
+/// `max_vgpus` values of `f`, allocated once, when the GPU registers.
+pub(crate) fn per_vgpu<T>(max_vgpus: usize, mut f: impl FnMut() -> T) -> Result<KVVec<T>> {
+    let mut v = KVVec::with_capacity(max_vgpus, GFP_KERNEL)?;
+    for _ in 0..max_vgpus {
+        v.push(f(), GFP_KERNEL)?;
+    }
+    Ok(v)
 }
 
 #[inline(never)]
-fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
+fn boxed_sched() -> Result<KVBox<Sched>> {
+    boxed_copy(&const { Sched::new() })
+}
+
+#[inline(never)]
+fn boxed_pool(cfg: &GpuConfig) -> Result<KVBox<Pool>> {
     // Built for the largest pool, then shrunk to the GPU's (`reconfigure`).
     let init: &'static Result<Pool, CoreError> = &const {
         Pool::new(PoolConfig {
@@ -305,7 +334,7 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KBox<Pool>> {
         })
     };
     let init = init.as_ref().map_err(|e| *e)?;
-    let mut pool = KBox::new_copy(init, GFP_KERNEL)?;
+    let mut pool = boxed_copy(init)?;
     pool.reconfigure(cfg.slots, cfg.low_shared_entries)?;
     if !cfg.relocate {
         pool.set_relocation(false);
@@ -328,10 +357,11 @@ pub struct Engine {
     slots: Mutex<SlotState>,
     /// Event counters.
     pub counters: Counters,
-    /// Per vGPU id, the well-formed register accesses its device ignored.
-    ignored: [AtomicU64; MAX_VGPUS],
+    /// Per vGPU id (`max_vgpus` of them), the well-formed register
+    /// accesses its device ignored.
+    ignored: KVVec<AtomicU64>,
     /// Per vGPU id, the host CPU its completions' delivery took.
-    delivery: [DeliveryCost; MAX_VGPUS],
+    delivery: KVVec<DeliveryCost>,
     /// A placement moved ranges since [`Engine::ensure_resident`] last
     /// found the running vGPU resident: the next dispatch checks again.
     layout_changed: AtomicBool,
@@ -373,8 +403,9 @@ impl Engine {
     /// A new engine running `tbs` with the `static` allocator, as upstream
     /// GVT-g, for the GPU `cfg` describes, called `name` (its sysfs
     /// directory and trace events). Allocates the scheduler and the slot
-    /// pool. `EINVAL` for an engine count or pool size out of range, or a
-    /// name longer than 31 bytes.
+    /// pool, and the per-vGPU counters for `cfg.max_vgpus`. `EINVAL` for an
+    /// engine count, pool size or vGPU limit out of range (1 to
+    /// [`MAX_VGPUS`]), or a name longer than 31 bytes.
     pub fn new(name: &CStr, cfg: GpuConfig) -> Result<impl PinInit<Self, Error>> {
         let name = trace::GpuName::new(name)?;
         if cfg.engines == 0 || cfg.engines > crate::gvt_core::sched::MAX_ENGINES {
@@ -383,6 +414,11 @@ impl Engine {
         if cfg.slots == 0 || usize::from(cfg.slots) > MAX_SLOTS {
             return Err(EINVAL);
         }
+        if cfg.max_vgpus == 0 || cfg.max_vgpus > MAX_VGPUS {
+            return Err(EINVAL);
+        }
+        let ignored = per_vgpu(cfg.max_vgpus, || AtomicU64::new(0))?;
+        let delivery = per_vgpu(cfg.max_vgpus, DeliveryCost::new)?;
         let sched = boxed_sched()?;
         let pool = boxed_pool(&cfg)?;
         let snapshot = boxed_pool(&cfg)?;
@@ -407,8 +443,8 @@ impl Engine {
             }, "gvt_rs_policy"),
             slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
             counters: Counters::default(),
-            ignored: [const { AtomicU64::new(0) }; MAX_VGPUS],
-            delivery: [const { DeliveryCost::new() }; MAX_VGPUS],
+            ignored,
+            delivery,
             layout_changed: AtomicBool::new(true),
             replanner,
         }? Error))
@@ -427,6 +463,12 @@ impl Engine {
     /// The GPU's fixed properties.
     pub fn config(&self) -> &GpuConfig {
         &self.cfg
+    }
+
+    /// The most vGPUs the GPU takes at once ([`GpuConfig::max_vgpus`]):
+    /// every id is below it.
+    pub fn max_vgpus(&self) -> usize {
+        self.cfg.max_vgpus
     }
 
     /// The GPU's name.

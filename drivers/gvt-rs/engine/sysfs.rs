@@ -164,6 +164,8 @@ pub enum GpuStat {
     Engines,
     /// vGPUs of the GPU.
     Vgpus,
+    /// The most vGPUs the GPU takes at once.
+    MaxVgpus,
     /// Graphics memory slots.
     Slots,
     /// Slots shared by more than one vGPU.
@@ -267,6 +269,7 @@ gpu_files!([
     // Fixed when the GPU was set up: everyone's.
     engines: GpuKnob::Stat(GpuStat::Engines) => RO,
     vgpus: GpuKnob::Stat(GpuStat::Vgpus) => RO,
+    max_vgpus: GpuKnob::Stat(GpuStat::MaxVgpus) => RO,
     gm_slots: GpuKnob::Stat(GpuStat::Slots) => RO,
     gm_shared_slots: GpuKnob::Stat(GpuStat::SharedSlots) => TENANT,
     gtt_entries_copied: GpuKnob::Stat(GpuStat::GttEntriesCopied) => TENANT,
@@ -356,6 +359,7 @@ impl GpuStat {
             Self::Inflight => line(buf, e.gpu_stats().inflight),
             Self::Engines => line(buf, e.config().engines),
             Self::Vgpus => line(buf, e.vgpus()),
+            Self::MaxVgpus => line(buf, e.max_vgpus()),
             Self::Slots => line(buf, e.with_pool(|p| p.slots())),
             Self::SharedSlots => line(buf, e.with_pool(|p| p.shared_slots())),
             Self::GttEntriesCopied => line(buf, e.with_pool(|p| p.totals().entries())),

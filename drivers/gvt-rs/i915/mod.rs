@@ -33,6 +33,7 @@
 pub(crate) mod switch;
 
 use crate::engine::{
+    per_vgpu,
     sysfs::{
         self as esysfs,
         GpuClass,
@@ -284,9 +285,10 @@ pub(crate) struct I915Gpu {
     engine_index: [u8; I915_ENGINE_IDS],
     /// Start of the slot pool in the GGTT.
     pool_start: u64,
-    /// vGPUs by engine id. Innermost lock: taken under the engine's.
+    /// vGPUs by engine id, allocated for the GPU's vGPU limit when it
+    /// registers. Innermost lock: taken under the engine's.
     #[pin]
-    vgpus: Mutex<[Option<Entry>; MAX_VGPUS]>,
+    vgpus: Mutex<KVVec<Option<Entry>>>,
     /// GVT-g's switch state.
     #[pin]
     gvtg: GvtgProtocol,
@@ -344,12 +346,16 @@ impl I915Gpu {
                     slots,
                     low_shared_entries: 0,
                     relocate: false,
+                    // What the provider takes; GVT-g itself creates at most
+                    // `GVT_MAX_VGPU - 1` (7) today.
+                    max_vgpus: MAX_VGPUS,
                 },
             )?,
             GFP_KERNEL,
         )?;
         let dev = esysfs::gpu_device(class, Some(gvt.device()), engine.clone())?;
         let timer = Timer::new(0)?;
+        let vgpus = per_vgpu(MAX_VGPUS, || None)?;
         let size = u64::from(slots)
             .checked_mul(SHARED_GM_ALIGN)
             .ok_or(EINVAL)?;
@@ -360,7 +366,7 @@ impl I915Gpu {
                 engine,
                 engine_index,
                 pool_start,
-                vgpus <- new_mutex!([const { None }; MAX_VGPUS], "gvt_rs_i915_vgpus"),
+                vgpus <- new_mutex!(vgpus, "gvt_rs_i915_vgpus"),
                 gvtg <- GvtgProtocol::new(),
                 timer,
                 _dev: dev,
@@ -445,8 +451,8 @@ impl I915Gpu {
             at
         });
         drop(t);
-        // A placed vGPU has slots inside the pool and an id below
-        // `MAX_VGPUS`.
+        // A placed vGPU has slots inside the pool and an id below the
+        // GPU's `max_vgpus`.
         if warn_on!(stored.is_none()) {
             // Placed, not attached: it can be unplaced.
             warn_on!(self.engine.unplace_vgpu(self, id).is_err());

@@ -31,6 +31,7 @@ mod vdev;
 mod vmcpu;
 
 use crate::engine::{
+    per_vgpu,
     sysfs::{
         self as esysfs,
         vgpu_group,
@@ -42,8 +43,7 @@ use crate::engine::{
     GpuConfig,
     Provider,
     VgpuId,
-    VgpuType,
-    MAX_VGPUS, //
+    VgpuType, //
 };
 use crate::gvt_core::slots::{
     mb_to_slots,
@@ -100,13 +100,19 @@ pub const MAX_DURATION_US: u32 = 100_000;
 const LOW_MB: u32 = 896;
 /// Guest-usable high GM slots: 3456 MB, as the DymGPU paper's GPU.
 const SLOTS: u16 = 54;
+/// The most vGPUs the simulated GPU takes at once: the kernel's capacity
+/// ([`crate::engine::MAX_VGPUS`]). The `static` allocator fits at most 54
+/// (one slot each); the sharing allocators place all 64.
+const MAX_VGPUS: usize = crate::engine::MAX_VGPUS;
 /// Entries of the shared low-GM region (64 MB) under sharing allocators.
 const LOW_SHARED_ENTRIES: u32 = ENTRIES_PER_SLOT;
 const ENTRIES: usize = ENTRIES_PER_SLOT as usize;
 const MIN_TIMER_NS: u64 = 50_000;
 
-/// GVT-g's vGPU types (`intel_vgpu_configs[]`, gen9 names).
-pub static TYPES: [VgpuType; 4] = [
+/// GVT-g's vGPU types (`intel_vgpu_configs[]`, gen9 names), and a small
+/// one, `GVTg_V5_64`, for 64 vGPUs on the GPU: one high-GM slot and 16 MB
+/// of aperture (last, so that the others keep their indices).
+pub static TYPES: [VgpuType; 5] = [
     VgpuType {
         name: c"GVTg_V5_8",
         low_mb: 64,
@@ -139,6 +145,14 @@ pub static TYPES: [VgpuType; 4] = [
         weight: 16,
         resolution: "1920x1200",
     },
+    VgpuType {
+        name: c"GVTg_V5_64",
+        low_mb: 16,
+        high_mb: 64,
+        fences: 1,
+        weight: 1,
+        resolution: "1024x768",
+    },
 ];
 
 struct Running {
@@ -149,9 +163,10 @@ struct Running {
 /// State under the simulated GPU's `sched_lock`.
 struct SimState {
     running: [Option<Running>; ENGINES],
-    queues: [Option<KBox<[VChannel; ENGINES]>>; MAX_VGPUS],
+    /// Per vGPU id ([`MAX_VGPUS`], allocated with the GPU), its queues.
+    queues: KVVec<Option<KBox<[VChannel; ENGINES]>>>,
     /// Each vGPU's completion delivery, which holds its VFIO device.
-    vgpus: [Option<Arc<Delivery>>; MAX_VGPUS],
+    vgpus: KVVec<Option<Arc<Delivery>>>,
 }
 
 /// GTT memory: the hardware GTT and the vGPUs' private copies.
@@ -160,9 +175,9 @@ struct Gtt {
     phys_low: KVVec<u64>,
     /// Per vGPU, the chunks of [`SCRUB_CHUNK`] private high-GM entries its
     /// guest wrote since the last scrub (bit 63: chunk 63 and after).
-    dirty: [u64; MAX_VGPUS],
-    private: [Option<KVVec<u64>>; MAX_VGPUS],
-    private_low: [Option<KVVec<u64>>; MAX_VGPUS],
+    dirty: KVVec<u64>,
+    private: KVVec<Option<KVVec<u64>>>,
+    private_low: KVVec<Option<KVVec<u64>>>,
 }
 
 /// A simulated GPU.
@@ -245,12 +260,18 @@ impl SimGpu {
                     slots: SLOTS,
                     low_shared_entries: LOW_SHARED_ENTRIES,
                     relocate: true,
+                    max_vgpus: MAX_VGPUS,
                 },
             )?,
             GFP_KERNEL,
         )?;
         let phys = alloc_gtt(usize::from(SLOTS).checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let phys_low = alloc_gtt(ENTRIES)?;
+        let queues = per_vgpu(MAX_VGPUS, || None)?;
+        let vgpus = per_vgpu(MAX_VGPUS, || None)?;
+        let dirty = per_vgpu(MAX_VGPUS, || 0)?;
+        let private = per_vgpu(MAX_VGPUS, || None)?;
+        let private_low = per_vgpu(MAX_VGPUS, || None)?;
         let engine_timers = [Timer::new(0)?, Timer::new(1)?];
         let sched_timer = Timer::new(ENGINES)?;
         let gpu = Arc::pin_init(
@@ -258,15 +279,15 @@ impl SimGpu {
                 engine,
                 state <- new_mutex!(SimState {
                     running: [const { None }; ENGINES],
-                    queues: [const { None }; MAX_VGPUS],
-                    vgpus: [const { None }; MAX_VGPUS],
+                    queues,
+                    vgpus,
                 }, "gvt_rs_sim_sched"),
                 gtt <- new_mutex!(Gtt {
                     phys,
                     phys_low,
-                    dirty: [0; MAX_VGPUS],
-                    private: [const { None }; MAX_VGPUS],
-                    private_low: [const { None }; MAX_VGPUS],
+                    dirty,
+                    private,
+                    private_low,
                 }, "gvt_rs_sim_gtt"),
                 vms: VmCpuTimes::new()?,
                 engine_timers,

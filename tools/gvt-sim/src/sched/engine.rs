@@ -352,6 +352,7 @@ impl GvtCore {
             slots: SLOTS,
             low_shared_entries: 0,
             relocate: false,
+            max_vgpus: CAP,
         };
         let mut gpu: Gpu<CAP, { SLOTS as usize }> =
             Gpu::new(gpu_cfg, AllocatorKind::Gscale, Recorder::counting()).expect("gpu");

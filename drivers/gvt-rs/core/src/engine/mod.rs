@@ -54,6 +54,24 @@ pub struct GpuConfig {
     /// ([`Provider::relocate`]). GVT-g cannot: the guest learns its range
     /// once. Without it, relocation stays off and cannot be turned on.
     pub relocate: bool,
+    /// The most vGPUs the GPU takes at once, chosen by the provider when
+    /// the GPU registers (at least 1, at most the capacity `V` of the
+    /// [`VgpuTable`] and the core's structures): ids stay below it, so the
+    /// provider's and the kernel engine's per-vGPU state is allocated for
+    /// this many, once.
+    pub max_vgpus: usize,
+}
+
+impl GpuConfig {
+    /// The vGPU limit of a table of capacity `v`: [`GpuConfig::max_vgpus`]
+    /// clamped to `v`.
+    pub const fn vgpu_limit(&self, v: usize) -> usize {
+        if self.max_vgpus < v {
+            self.max_vgpus
+        } else {
+            v
+        }
+    }
 }
 
 /// Actions the engine asks of a GPU provider.
@@ -191,7 +209,8 @@ impl<const V: usize> VgpuTable<V> {
     /// Places the graphics memory of a new vGPU (GVT-g: `alloc_high`, which
     /// comes before the vGPU reaches the scheduler) and reserves its id, the
     /// lowest free one. `(high_mb, low_mb, weight)` are its high and low GM,
-    /// MB, and its type's weight. [`Error::NoSpace`] when the table is full
+    /// MB, and its type's weight. [`Error::NoSpace`] when the GPU has
+    /// [`GpuConfig::max_vgpus`] vGPUs already (the id is below that limit)
     /// or the vGPU does not fit the pool or the low GM left; the pool's
     /// error for a high GM size it refuses (not a multiple of the slot).
     pub fn place<P, O, const S: usize>(
@@ -207,8 +226,9 @@ impl<const V: usize> VgpuTable<V> {
         P: Provider + ?Sized,
         O: Observer + ?Sized,
     {
+        let limit = cfg.vgpu_limit(V);
         let (id, slot) = (0..=VgpuId::MAX)
-            .zip(self.meta.iter_mut())
+            .zip(self.meta.iter_mut().take(limit))
             .find(|(_, m)| m.is_none())
             .ok_or(Error::NoSpace)?;
         let charge_low = !pool.allocator().shares();
@@ -403,7 +423,8 @@ impl<const V: usize> VgpuTable<V> {
         high_mb: u32,
         low_mb: u32,
     ) -> u32 {
-        let free = self.meta.iter().filter(|m| m.is_none()).count();
+        let limit = cfg.vgpu_limit(V);
+        let free = self.meta.iter().take(limit).filter(|m| m.is_none()).count();
         let free = u32::try_from(free).unwrap_or(0);
         let high = pool.available_instances_mb(high_mb).min(free);
         if pool.allocator().shares() {

@@ -36,6 +36,7 @@ fn i915(slots: u16) -> Gpu {
         slots,
         low_shared_entries: 0,
         relocate: false,
+        max_vgpus: 4,
     };
     Gpu::new(cfg, AllocatorKind::Static, Recorder::logging()).unwrap()
 }
@@ -101,6 +102,7 @@ fn low_gm_is_charged_only_where_the_allocator_keeps_it_private() {
         slots: 16,
         low_shared_entries: 0,
         relocate: true,
+        max_vgpus: 4,
     };
     let mut g = gpu(cfg, AllocatorKind::Static);
     assert_eq!(g.available_mb(64, 128), 2);
@@ -177,6 +179,7 @@ fn a_move_under_the_running_vgpu_is_reloaded_only_at_a_drained_point() {
         slots: 10,
         low_shared_entries: 0,
         relocate: true,
+        max_vgpus: 4,
     };
     let mut g = gpu(cfg, AllocatorKind::DymSize);
     g.place(6 * 64, 0, 1, 0).unwrap();
@@ -237,4 +240,42 @@ fn samples_feed_vmcg_the_vm_cpu_time_and_the_pool_its_utilization() {
     let ppm = u32::try_from(period / 2 * 1_000_000 / now).unwrap();
     assert_eq!(g.pool.utilization(a), Some(ppm));
     assert_eq!(g.rec.inconsistencies(), 0);
+}
+
+#[test]
+fn the_gpu_takes_at_most_its_max_vgpus() {
+    // The simulated GPU: 54 slots, the low region shared, 64 vGPUs.
+    let cfg = GpuConfig {
+        engines: 2,
+        low_mb: 896,
+        slots: 54,
+        low_shared_entries: 16_384,
+        relocate: true,
+        max_vgpus: 64,
+    };
+    let mut g: crate::testing::Gpu<64, 64> =
+        crate::testing::Gpu::new(cfg, AllocatorKind::Gscale, Recorder::counting()).unwrap();
+    for n in 0..64u8 {
+        assert_eq!(g.available_mb(64, 16), u32::from(64 - n));
+        assert_eq!(g.place(64, 16, 1, 0), Ok(n));
+    }
+    assert_eq!(g.available_mb(64, 16), 0);
+    assert_eq!(g.place(64, 16, 1, 0), Err(Error::NoSpace));
+    // A limit below the table's capacity: ids stay below it.
+    let small = GpuConfig {
+        max_vgpus: 3,
+        ..cfg
+    };
+    let mut g: crate::testing::Gpu<64, 64> =
+        crate::testing::Gpu::new(small, AllocatorKind::Gscale, Recorder::counting()).unwrap();
+    assert_eq!(g.available_mb(64, 16), 3);
+    for n in 0..3u8 {
+        assert_eq!(g.place(64, 16, 1, 0), Ok(n));
+    }
+    assert_eq!(g.available_mb(64, 16), 0);
+    assert_eq!(g.place(64, 16, 1, 0), Err(Error::NoSpace));
+    assert_eq!(g.table.len(), 3);
+    g.unplace(1, 0).unwrap();
+    assert_eq!(g.available_mb(64, 16), 1);
+    assert_eq!(g.place(64, 16, 1, 0), Ok(1));
 }

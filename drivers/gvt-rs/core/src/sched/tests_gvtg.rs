@@ -92,6 +92,7 @@ impl<const N: usize> Gvt<N> {
             slots: 64,
             low_shared_entries: 0,
             relocate: false,
+            max_vgpus: N,
         };
         let mut gpu = Gpu::new(cfg, AllocatorKind::Static, Recorder::counting()).unwrap();
         gpu.sched.set_policy(policy, 0).unwrap();

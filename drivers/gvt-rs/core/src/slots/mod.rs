@@ -71,6 +71,8 @@ mod stats;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_64;
+#[cfg(test)]
 mod tests_prop;
 
 pub use alloc_cost::{

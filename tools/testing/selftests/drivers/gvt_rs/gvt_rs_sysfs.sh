@@ -188,7 +188,7 @@ for path in "$GVT_GPU"/*; do
 		check "gpu/$name (mode 644)" eval "test $rc = 0 && has_mode $GVT_GPU/$name 644"
 	else
 		case "$f" in
-		engines | vgpus | gm_slots) m=444 ;;
+		engines | vgpus | max_vgpus | gm_slots) m=444 ;;
 		*) m=400 ;;
 		esac
 		check "gpu/$f (read-only, mode $m)" \
