@@ -62,7 +62,7 @@ as_root() {
 # the series commits. Extra top-level directories may be named (the series
 # adds Documentation, which the build does not need).
 overlay_files() {
-	(cd "$GVT_RS_ROOT" && find rust drivers/gvt-rs tools/testing/selftests/drivers/gvt_rs "$@" \
+	(cd "$GVT_RS_ROOT" && find rust drivers/gvt-rs tools/testing/selftests/drivers/gvt_rs include "$@" \
 		-type f -not -path '*/target/*' -not -name Cargo.lock -not -name '*.orig' 2>/dev/null |
 		LC_ALL=C sort)
 }

@@ -421,7 +421,7 @@ impl Gpu {
     fn program(&self, st: &mut State) -> Result {
         let bar = self.bar.try_access().ok_or(ENODEV)?;
         let mem = self.mem.try_access().ok_or(ENODEV)?;
-        bar.write32(1, regs::REG_RESET);
+        bar.write_reg(regs::RESET::zeroed().with_reset(true));
         for (e, eng) in st.engines.iter_mut().enumerate().take(self.info.engines) {
             let done = mem.status(e)?.seqno;
             eng.lost_after = done;
@@ -443,7 +443,7 @@ impl Gpu {
         }
         bar.write32(enable, regs::REG_IRQ_ENABLE);
         let fault = bar.read32(regs::REG_FAULT);
-        if bar.read32(regs::REG_STATUS) & regs::STATUS_FAILED != 0 {
+        if bar.read(regs::STATUS).failed() {
             st.failed = true;
             st.fault = fault;
             return Err(EIO);
@@ -479,7 +479,7 @@ impl Gpu {
         if let Some(bar) = self.bar.try_access() {
             // Stop interrupts and DMA before the memory is freed.
             bar.write32(0, regs::REG_IRQ_ENABLE);
-            bar.write32(1, regs::REG_RESET);
+            bar.write_reg(regs::RESET::zeroed().with_reset(true));
         }
         drop(st);
         self.event.notify_all();
@@ -503,7 +503,7 @@ impl Gpu {
             return self.state.lock().irq != IrqKind::Intx;
         }
         bar.write32(status, regs::REG_IRQ_STATUS);
-        let fault = if status & regs::IRQ_FAULT != 0 {
+        let fault = if regs::IRQ_STATUS::from(status).fault() {
             Some(bar.read32(regs::REG_FAULT))
         } else {
             None
@@ -525,7 +525,7 @@ impl Gpu {
             return;
         }
         if let Some(bar) = self.bar.try_access() {
-            if bar.read32(regs::REG_STATUS) & regs::STATUS_FAILED != 0 {
+            if bar.read(regs::STATUS).failed() {
                 st.failed = true;
                 st.fault = bar.read32(regs::REG_FAULT);
             }
@@ -757,7 +757,7 @@ impl PinnedDrop for Gpu {
         // before the memory goes. After removal the registers are revoked.
         if let Some(bar) = self.bar.try_access() {
             bar.write32(0, regs::REG_IRQ_ENABLE);
-            bar.write32(1, regs::REG_RESET);
+            bar.write_reg(regs::RESET::zeroed().with_reset(true));
         }
     }
 }

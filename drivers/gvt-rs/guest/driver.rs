@@ -91,11 +91,18 @@ pub(crate) struct GuestDevice<'bound> {
 
 pub(crate) struct GuestDriver;
 
+// The vGPU's vendor is the one the device table names.
+const _: () =
+    assert!(crate::protocol::PCI_VENDOR as u32 == kernel::bindings::PCI_VENDOR_ID_REDHAT_QUMRANET);
+
 kernel::pci_device_table!(
     PCI_TABLE,
     <GuestDriver as pci::Driver>::IdInfo,
     [(
-        pci::DeviceId::from_id(pci::Vendor::INTEL, crate::protocol::PCI_DEVICE as u32),
+        pci::DeviceId::from_id(
+            pci::Vendor::REDHAT_QUMRANET,
+            crate::protocol::PCI_DEVICE as u32
+        ),
         ()
     )]
 );

@@ -8,7 +8,7 @@
 //! MSI (or INTx) interrupt, and offers `/dev/gvtgpuN`, whose ioctls submit
 //! workloads and wait for their fences.
 //!
-//! - [`regs`]: the device protocol (`gvt_sim_dev.h`);
+//! - [`regs`]: the device protocol (`include/uapi/linux/gvt_rs_sim.h`);
 //! - [`device`]: rings, status page, submission, waiting, reset, removal;
 //! - [`irq`]: the interrupt vector and handler;
 //! - [`file`]: the misc device and its ioctls (`gvt_rs_guest.h`);

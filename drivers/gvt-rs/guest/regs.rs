@@ -2,7 +2,8 @@
 
 //! BAR0 registers, descriptors and the status page of the simulated vGPU.
 //!
-//! The numbers come from `crate::protocol` (`drivers/gvt-rs/protocol.rs`),
+//! The numbers and typed registers come from `crate::protocol`
+//! (`drivers/gvt-rs/protocol.rs`, from `include/uapi/linux/gvt_rs_sim.h`),
 //! which the device model shares; this file adds what only the driver needs.
 
 pub(crate) use crate::protocol::{
@@ -14,6 +15,7 @@ pub(crate) use crate::protocol::{
     DESC_SIZE,
     DEVICE_MAGIC,
     IRQ_FAULT,
+    IRQ_STATUS,
     OP_COPY,
     OP_EXEC,
     PAGE_BYTES,
@@ -29,16 +31,16 @@ pub(crate) use crate::protocol::{
     REG_MAX_DURATION,
     REG_RESET,
     REG_RING_MAX,
-    REG_STATUS,
     REG_STATUS_PAGE,
     REG_VERSION,
     REG_VGPU_ID,
+    RESET,
     RING_BASE,
     RING_CTL,
     RING_CTL_ENABLE,
     RING_SIZE,
     RING_TAIL,
-    STATUS_FAILED, //
+    STATUS, //
 };
 
 /// Engines this driver drives at most (`ENGINES` may report more).

@@ -15,7 +15,7 @@
 //! bounce buffer at a time; a slow guest page stalls that vGPU alone, and
 //! a source or destination not mapped is a fault of that vGPU.
 //!
-//! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
+//! Protocol: `include/uapi/linux/gvt_rs_sim.h`.
 
 use super::{
     ring::Fault,

@@ -13,7 +13,7 @@
 //! wrongly (a bad ring, a malformed descriptor) is not an access error: it
 //! puts the vGPU into the failed state ([`super::ring::Fault`]).
 //!
-//! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
+//! Protocol: `include/uapi/linux/gvt_rs_sim.h`.
 
 use super::{
     copy::{
@@ -81,8 +81,6 @@ const MSI_CAP_ID: u8 = bindings::PCI_CAP_ID_MSI as u8;
 /// MSI message control: 64-bit addresses, one vector.
 const MSI_FLAGS_64BIT: u16 = bindings::PCI_MSI_FLAGS_64BIT as u16;
 const MSI_FLAGS_ENABLE: u16 = bindings::PCI_MSI_FLAGS_ENABLE as u16;
-/// Class code: display controller, other (`PCI_CLASS_DISPLAY_OTHER`).
-const CLASS_DISPLAY_OTHER: u32 = bindings::PCI_CLASS_DISPLAY_OTHER;
 /// BAR0: a 32-bit memory BAR of [`BAR0_SIZE`] bytes; the address bits.
 const BAR0_ADDRESS_MASK: u32 = !(BAR0_SIZE as u32 - 1);
 
@@ -173,9 +171,14 @@ pub(super) fn init_config(cfg: &mut [u8; CFG_SIZE], ty: usize) {
     put(cfg, CFG_DEVICE_ID, &PCI_DEVICE.to_le_bytes());
     put(cfg, CFG_STATUS, &[STATUS_CAP_LIST]);
     // The revision is the protocol's version.
-    let class_revision = (CLASS_DISPLAY_OTHER << 16) | (PROTOCOL_VERSION & 0xff);
+    const _: () = assert!(PCI_CLASS == bindings::PCI_CLASS_DISPLAY_OTHER << 8);
+    let class_revision = (PCI_CLASS << 8) | (PROTOCOL_VERSION & 0xff);
     put(cfg, CFG_CLASS_REVISION, &class_revision.to_le_bytes());
-    put(cfg, CFG_SUBSYSTEM_VENDOR_ID, &PCI_VENDOR.to_le_bytes());
+    put(
+        cfg,
+        CFG_SUBSYSTEM_VENDOR_ID,
+        &PCI_SUBSYSTEM_VENDOR.to_le_bytes(),
+    );
     let subsystem = u16::try_from(ty + 1).unwrap_or(0);
     put(cfg, CFG_SUBSYSTEM_ID, &subsystem.to_le_bytes());
     put(cfg, CFG_CAP_PTR, &[CFG_MSI as u8]);
@@ -395,9 +398,11 @@ fn read_reg(v: &SimVgpu, r: &Regs, reg: usize) -> Result<u64> {
             let s = v.gpu().engine.vgpu_stats(v.id);
             let busy = d.rings.iter().any(GuestRing::busy);
             let started = s.is_some_and(|s| s.started);
-            (if busy { STATUS_BUSY } else { 0 })
-                | (if started { STATUS_SCHEDULED } else { 0 })
-                | (if r.failed() { STATUS_FAILED } else { 0 })
+            STATUS::zeroed()
+                .with_busy(busy)
+                .with_scheduled(started)
+                .with_failed(r.failed())
+                .into()
         }
         REG_RING_MAX => RING_MAX,
         REG_SUBMITTED => d.submitted,
@@ -444,7 +449,8 @@ fn write_reg(v: &Vgpu, r: &mut Regs, reg: usize, written: u64, mask: u64) -> Res
             r.dev.status_page = merged(r.dev.status_page) & !(GUEST_PAGE - 1);
         }
         REG_RESET => {
-            if written & 1 != 0 {
+            // CAST: the register is the low 32 bits of what was written.
+            if RESET::from(written as u32).reset() {
                 v.reset_locked(r, false)?;
             }
         }
@@ -663,7 +669,13 @@ pub(super) fn update_irq(v: &SimVgpu, r: &Regs, edge: bool) {
 
 /// The `FAULT` word of `fault` at descriptor `index` of engine `e`.
 pub(super) fn fault_word(fault: Fault, e: usize, index: u32) -> u32 {
-    u32::from(fault as u8) | ((e as u32 & 0xff) << 8) | ((index & 0xffff) << 16)
+    // CAST: the word holds the low 8 bits of the engine and the low 16 of
+    // the index.
+    FAULT::zeroed()
+        .with_reason(fault as u8)
+        .with_engine(e as u8)
+        .with_index(index as u16)
+        .into()
 }
 
 /// Records a fault (the first one sticks) and raises its interrupt.

@@ -8,11 +8,12 @@
 //! V-Channel; anything malformed is a [`Fault`] that puts the vGPU into the
 //! failed state (GVT-g's failsafe mode) until a reset.
 //!
-//! Protocol: `tools/testing/selftests/drivers/gvt_rs/gvt_sim_dev.h`.
+//! Protocol: `include/uapi/linux/gvt_rs_sim.h`.
 
 use super::MAX_DURATION_US;
 
 use crate::protocol::{
+    fault,
     DESC_IRQ,
     DESC_SIZE,
     OP_COPY,
@@ -29,32 +30,33 @@ const RING_MIN: u32 = 2;
 /// Guest addresses of rings and of the status page are page aligned.
 pub(super) const GUEST_PAGE: u64 = PAGE_BYTES as u64;
 
-/// Why a vGPU failed: the `FAULT` register's reason byte.
+/// Why a vGPU failed: the `FAULT` register's reason byte, the header's
+/// `GVT_SIM_FAULT_*`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(super) enum Fault {
     /// A ring was enabled with a misaligned base or a bad size.
-    RingConfig = 1,
+    RingConfig = fault::RING_CONFIG,
     /// The doorbell of a disabled ring was rung.
-    RingDisabled = 2,
+    RingDisabled = fault::RING_DISABLED,
     /// TAIL was set outside the ring.
-    TailRange = 3,
+    TailRange = fault::TAIL_RANGE,
     /// A descriptor's guest address is not mapped.
-    Fetch = 4,
+    Fetch = fault::FETCH,
     /// Unknown opcode.
-    Opcode = 5,
+    Opcode = fault::OPCODE,
     /// Unknown flag or reserved field set.
-    Reserved = 6,
+    Reserved = fault::RESERVED,
     /// Duration 0 or longer than `MAX_DURATION_US`.
-    Duration = 7,
+    Duration = fault::DURATION,
     /// The status page's guest address is not mapped.
-    StatusWrite = 8,
+    StatusWrite = fault::STATUS_WRITE,
     /// A copy's block is misaligned or not mapped.
-    CopyBlock = 9,
+    CopyBlock = fault::COPY_BLOCK,
     /// A copy block with a bad length, ranges or a reserved field set.
-    CopyBad = 10,
+    CopyBad = fault::COPY_BAD,
     /// A copy's source or destination was not mapped when it ran.
-    CopyDma = 11,
+    CopyDma = fault::COPY_DMA,
 }
 
 impl Fault {

@@ -58,7 +58,7 @@
 #include <unistd.h>
 
 #include "gvt_rs_guest.h"
-#include "gvt_sim_dev.h"
+#include <linux/gvt_rs_sim.h>
 
 #define MAX_QUEUE	256
 /*

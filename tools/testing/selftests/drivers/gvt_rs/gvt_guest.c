@@ -90,7 +90,7 @@
  * or was failed by a fault or a reset, and every fault was one -j asked
  * for; 1 otherwise.
  *
- * Protocol: gvt_sim_dev.h; prose: Documentation/gvt-rs/simulated-gpu.rst.
+ * Protocol: <linux/gvt_rs_sim.h>; prose: Documentation/gvt-rs/simulated-gpu.rst.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,9 +119,8 @@
 #include <linux/userfaultfd.h>
 #include <linux/vfio.h>
 
-#include "gvt_sim_dev.h"
+#include <linux/gvt_rs_sim.h>
 
-#define DEVICE_MAGIC	0x53545647u	/* "GVTS" */
 #define MAX_ENGINES	8
 
 /*
@@ -548,7 +547,7 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	errno = -set_trigger(d, VFIO_PCI_REQ_IRQ_INDEX, d->req);
 	if (errno)
 		die("VFIO_DEVICE_SET_IRQS(REQ)");
-	if (reg(d, GVT_SIM_REG_ID) != DEVICE_MAGIC ||
+	if (reg(d, GVT_SIM_REG_ID) != GVT_SIM_MAGIC ||
 	    reg(d, GVT_SIM_REG_VERSION) < 2) {
 		errno = ENODEV;
 		die("not a protocol 2 or later simulated vGPU");
@@ -1076,7 +1075,7 @@ static void bar_checks(struct dev *d)
 	int64_t n0, n1;
 	int ok, ret;
 
-	expect_sizes(d, GVT_SIM_REG_ID, 4, DEVICE_MAGIC, "ID");
+	expect_sizes(d, GVT_SIM_REG_ID, 4, GVT_SIM_MAGIC, "ID");
 	expect_sizes(d, GVT_SIM_REG_VERSION, 4, GVT_SIM_VERSION, "VERSION");
 	expect_sizes(d, GVT_SIM_REG_COPY_MAX, 4, GVT_SIM_COPY_MAX, "COPY_MAX");
 	expect_val(reg(d, GVT_SIM_REG_ENGINES), 2, "ENGINES");

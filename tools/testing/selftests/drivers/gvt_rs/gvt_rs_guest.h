@@ -78,14 +78,14 @@ struct gvt_gpu_engine_stats {
 struct gvt_gpu_stats {
 	__u64 engines;
 	__u64 failed;		/* 1 while the vGPU is failed */
-	__u64 fault;		/* FAULT word (gvt_sim_dev.h), 0 if not failed */
+	__u64 fault;		/* FAULT word (<linux/gvt_rs_sim.h>), 0 if not failed */
 	__u64 reserved;
 	struct gvt_gpu_engine_stats engine[GVT_GPU_MAX_ENGINES];
 };
 
 /*
  * GVT_GPU_IOC_SUBMIT_RAW: queue a raw 32-byte descriptor (struct
- * gvt_sim_desc in gvt_sim_dev.h, little endian) as given, but for its
+ * gvt_sim_desc in <linux/gvt_rs_sim.h>, little endian) as given, but for its
  * seqno, which the driver sets and returns. Only with the module parameter
  * unchecked_submit=1 (EPERM otherwise): it tests the host's command scanner.
  */
@@ -99,7 +99,7 @@ struct gvt_gpu_submit_raw {
  * GVT_GPU_IOC_COPY: copy length bytes from the buffer at src to the buffer at
  * dst (user pointers) through the vGPU, and wait for it: the driver puts
  * both buffers in DMA memory, the device copies the source into the
- * destination by DMA (a copy descriptor, gvt_sim_dev.h), and once the copy
+ * destination by DMA (a copy descriptor, <linux/gvt_rs_sim.h>), and once the copy
  * completed the driver writes the destination back to dst. One copy at a
  * time per vGPU. The ioctl fails if the copy was not submitted (EINVAL: a
  * length of 0 or over GVT_GPU_COPY_MAX, a bad engine or duration, an out
