@@ -237,20 +237,48 @@ pci_driver() {
 	basename "$d"
 }
 
+# The only kind of function the tests take: QEMU's pci-testdev, a device
+# for tests that no driver claims. Any other function at GVT_PCI_ADDR (on a
+# real host, perhaps a disk or a NIC) is left alone.
+GVT_PCI_ID=0x1b36:0x0005
+
+# spare_pci: the spare function exists, is a pci-testdev, and is unbound or
+# bound to gvtsim.
+spare_pci() {
+	[ -d "$GVT_PCI_DEV" ] || return 1
+	[ "$(cat "$GVT_PCI_DEV/vendor"):$(cat "$GVT_PCI_DEV/device")" = "$GVT_PCI_ID" ] ||
+		return 1
+	case "$(pci_driver "$GVT_PCI_ADDR")" in
+	'' | gvtsim) return 0 ;;
+	esac
+	return 1
+}
+
+# need_spare_pci: before a test's plan, skips the whole test, saying why,
+# unless the spare function is one the tests may take (spare_pci).
+need_spare_pci() {
+	spare_pci && return 0
+	ktap_skip_all "$GVT_PCI_ADDR is not an unclaimed QEMU pci-testdev ($GVT_PCI_ID): no PCI function to make a simulated GPU (set GVT_PCI_ADDR to one)"
+	exit "$KSFT_SKIP"
+}
+
 # pci_gpu_bind: makes the spare function a simulated GPU, the way an admin
 # binds vfio-pci (driver_override, then drivers_probe).
 pci_gpu_bind() {
-	[ -d "$GVT_PCI_DEV" ] || return 1
+	spare_pci || return 1
 	[ "$(pci_driver "$GVT_PCI_ADDR")" = gvtsim ] && return 0
 	echo gvtsim >"$GVT_PCI_DEV/driver_override" &&
 		echo "$GVT_PCI_ADDR" >/sys/bus/pci/drivers_probe &&
 		[ "$(pci_driver "$GVT_PCI_ADDR")" = gvtsim ]
 }
 
-# pci_gpu_unbind: unbinds the spare function (removing its vGPUs) and
-# clears its driver_override.
+# pci_gpu_unbind: unbinds the spare function from gvtsim (removing its
+# vGPUs) and clears its driver_override; a function that is not the tests'
+# is not touched.
 pci_gpu_unbind() {
-	[ -e "$GVT_PCI_DEV/driver" ] && echo "$GVT_PCI_ADDR" >"$GVT_PCI_DEV/driver/unbind"
+	spare_pci || return 0
+	[ "$(pci_driver "$GVT_PCI_ADDR")" = gvtsim ] &&
+		echo "$GVT_PCI_ADDR" >"$GVT_PCI_DEV/driver/unbind"
 	echo >"$GVT_PCI_DEV/driver_override"
 }
 

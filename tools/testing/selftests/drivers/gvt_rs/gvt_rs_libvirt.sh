@@ -38,6 +38,7 @@ if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
 	ktap_skip_all "no Debian root with libvirt at $D in this image (make check boots one)"
 	exit "$KSFT_SKIP"
 fi
+need_spare_pci
 ktap_set_plan 22
 
 # in_debian COMMAND...: a command of the Debian root.

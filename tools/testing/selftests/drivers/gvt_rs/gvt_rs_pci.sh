@@ -10,6 +10,7 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
+need_spare_pci
 ktap_set_plan 23
 
 PCI_TYPES=$GVT_PCI_DEV/mdev_supported_types
