@@ -28,8 +28,10 @@
 //!   calls `intel_gvt_request_schedule()`.
 //!
 //! GVT-g's ops table, its pointers and private data are handled by
-//! [`kernel::intel_gvt_policy`]; this provider implements its [`Policy`].
+//! [`gvt_policy`], the Rust side of `include/drm/intel/gvt_policy.h`; this
+//! provider implements its [`Policy`].
 
+pub mod gvt_policy;
 pub(crate) mod switch;
 
 use crate::engine::{
@@ -55,17 +57,16 @@ use crate::timer::{
     Timer,
     TimerTarget, //
 };
+use gvt_policy::{
+    InitContext,
+    Pick,
+    Policy,
+    SchedLocked,
+    ScheduleHandle,
+    VgpuKey, //
+};
 use kernel::{
     dev_err,
-    intel_gvt_policy::{
-        self,
-        InitContext,
-        Pick,
-        Policy,
-        SchedLocked,
-        ScheduleHandle,
-        VgpuKey, //
-    },
     new_mutex,
     prelude::*,
     sync::{
@@ -143,14 +144,14 @@ impl QueueTimes {
 }
 
 /// A GPU that uses the policy, in an op.
-type Gvt = intel_gvt_policy::Gvt<I915Policy>;
+type Gvt = gvt_policy::Gvt<I915Policy>;
 /// A vGPU of such a GPU, in an op.
-type Vgpu = intel_gvt_policy::Vgpu<I915Policy>;
+type Vgpu = gvt_policy::Vgpu<I915Policy>;
 /// A vGPU in the scheduler, tagged with its engine id.
-type VgpuRef = intel_gvt_policy::VgpuRef<I915Policy>;
+type VgpuRef = gvt_policy::VgpuRef<I915Policy>;
 
 /// The `gvt-rs` policy, registered with GVT-g while this exists.
-pub(crate) type Registration = intel_gvt_policy::Registration<I915Policy>;
+pub(crate) type Registration = gvt_policy::Registration<I915Policy>;
 
 /// Registers the `gvt-rs` policy; GPUs that activate it get their
 /// device in `class`.
@@ -271,7 +272,7 @@ impl TimerTarget for ScheduleRequest {
 /// GVT-g for a decision once `clean` returned; the other fields hold no
 /// reference to each other and may drop in any order within `clean`. The
 /// slot pool's reservation is released after the drop, by
-/// [`kernel::intel_gvt_policy`].
+/// [`gvt_policy`].
 ///
 /// # Invariants
 ///

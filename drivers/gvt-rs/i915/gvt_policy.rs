@@ -34,17 +34,18 @@
 //! switch waits, under `gtt.residency_lock`, until no vGPU the policy placed
 //! remains).
 //!
-//! # Module symbols
+//! # Where this lives
 //!
+//! The interface is private to GVT-g and this is its only Rust user, so
+//! the abstraction is part of the i915 provider of `gvt_rs.ko`, not of the
+//! `kernel` crate; every `unsafe` block of the provider is in this file.
 //! `intel_gvt_register_sched_policy()` and the accessors are exported by
-//! `kvmgt.ko` (and reach `i915.ko`), which are usually modules, while this
-//! crate is linked into `vmlinux`. Every function that calls one of them is
-//! therefore generic over the policy (or a method of a generic type), so
-//! that it is instantiated only in the module that implements [`Policy`],
-//! which then depends on `kvmgt.ko`; nothing here that is not generic may
-//! call them.
+//! `kvmgt.ko` (and reach `i915.ko`) in the `INTEL_GVT_POLICY` namespace,
+//! which `gvt_rs.ko` imports, and `gvt_rs.ko` then depends on `kvmgt.ko`.
+//! The types are generic over the policy, so that the ops table and the
+//! trampolines are built for the [`Policy`] that the provider implements.
 
-use crate::{
+use kernel::{
     bindings,
     device::Device,
     error::{
@@ -729,7 +730,7 @@ impl<T: Policy> Registration<T> {
         let ops = Opaque::cast_from(ops).cast_mut();
         // SAFETY: `ops` is the `ops` field of a `Registration<T>` (the
         // caller's guarantee), so the container is in the same allocation.
-        let reg = unsafe { crate::container_of!(ops, Self, ops) };
+        let reg = unsafe { kernel::container_of!(ops, Self, ops) };
         // `policy` is initialised before the table is registered and never
         // written afterwards (type invariant); only that field is referenced,
         // not the `Opaque` that GVT-g may be writing.
@@ -837,7 +838,7 @@ impl<T: Policy> Registration<T> {
         // A reference made for another vGPU, or already in use, would give
         // access to the wrong vGPU.
         if !vref.is(vgpu) || vref.0.attached.load(Ordering::Relaxed) {
-            crate::warn_on!(true);
+            kernel::warn_on!(true);
             T::clean_vgpu(&state.data, vgpu, vref);
             return EINVAL.to_errno();
         }
@@ -926,7 +927,7 @@ impl<T: Policy> Registration<T> {
             Pick::Run(vref) => match vref.get(&locked) {
                 Some(vgpu) => vgpu.as_raw(),
                 None => {
-                    crate::warn_on!(true);
+                    kernel::warn_on!(true);
                     ptr::null_mut()
                 }
             },
