@@ -18,7 +18,16 @@
 #     the guest driver, no debug options) from a full pristine tree with the
 #     series applied, with CLIPPY=1, failing on any warning, then the
 #     series' C files (drivers/gvt-rs, drivers/gpu/drm/i915/gvt) at W=1, and
-#     check the version gvt_rs.ko reports against the CHANGELOG.
+#     check the version gvt_rs.ko reports against the CHANGELOG;
+#  6. check that each driver patch builds: at every "gvt-rs:" patch of the
+#     applied series, compile the gvt_rs crate as that patch leaves it
+#     (drivers/gvt-rs/ from the git am tree at that commit), with the
+#     production build's own clippy-driver command and its Rust cfg list,
+#     in which the driver's options are those that patch's Kconfig defines,
+#     all on; no error, no warning. A patch before the driver's Kconfig
+#     exists (the policy core) has nothing for kbuild to build: its check is
+#     the core's cargo test (scripts/host-tests.sh). The options off, on the
+#     whole driver, are scripts/check-kconfig-variants.sh's.
 #
 # The build's source tree ($GVT_RS_CACHE/series/linux, a copy of the
 # pristine tree to which only the files the series changes are written,
@@ -30,8 +39,8 @@
 #
 # Prints "series: N passed, M failed" and, when $GVT_RS_COUNTS names a file
 # (scripts/check.sh), appends "series N M" to it: one result for each of
-# export, git am, equality, the checkpatch list and the build, and one per
-# patch for checkpatch errors.
+# export, git am, equality, the checkpatch list and the build, one per
+# patch for checkpatch errors, and one per driver patch for its build.
 #
 #   scripts/check-series.sh
 
@@ -256,5 +265,45 @@ if [ "$build_ok" = 1 ]; then
 	fi
 fi
 result $((1 - build_ok)) "production build (GVT_RS_SIM=n, GVT_RS_I915=y, no lockdep, CLIPPY=1, W=1) without warnings, gvt_rs.ko version ${have:-?}, in $(($(date +%s) - t1)) s"
+
+# 6. Each driver patch builds.
+t2=$(date +%s)
+cmdfile=$out/drivers/gvt-rs/.gvt_rs_main.o.cmd
+cmd=$(sed -n 's|^savedcmd_drivers/gvt-rs/gvt_rs_main.o := ||p' "$cmdfile" 2>/dev/null || true)
+if [ "$build_ok" != 1 ] || [ -z "$cmd" ] || ! grep -q '@./include/generated/rustc_cfg' <<<"$cmd"; then
+	result 1 "each driver patch builds (needs the production build's command for gvt_rs_main.o)"
+else
+	while read -r commit subject; do
+		d=$tmp/prefix/$commit
+		mkdir -p "$d"
+		git -C "$am" archive "$commit" drivers/gvt-rs | tar -x -C "$d"
+		kconfig=$d/drivers/gvt-rs/Kconfig
+		if [ ! -f "$kconfig" ]; then
+			log "series: \"$subject\": no Kconfig yet, nothing for kbuild to build"
+			continue
+		fi
+		grep -Ev -- '--cfg=CONFIG_GVT_RS_(SIM|I915)(=|$)' "$out/include/generated/rustc_cfg" >"$d/rustc_cfg"
+		on=()
+		for o in SIM I915; do
+			grep -q "^config GVT_RS_$o\$" "$kconfig" || continue
+			printf -- '--cfg=CONFIG_GVT_RS_%s\n--cfg=CONFIG_GVT_RS_%s="y"\n' "$o" "$o" >>"$d/rustc_cfg"
+			on+=("GVT_RS_$o")
+		done
+		c=${cmd//@.\/include\/generated\/rustc_cfg/@$d/rustc_cfg}
+		c=${c//--out-dir drivers\/gvt-rs\//--out-dir $d/}
+		c=${c//--emit=dep-info=drivers\/gvt-rs\/.gvt_rs_main.o.d/--emit=dep-info=$d/dep}
+		c=${c//--emit=obj=drivers\/gvt-rs\/gvt_rs_main.o/--emit=obj=$d/gvt_rs_main.o}
+		c=${c//$src\/drivers\/gvt-rs\/gvt_rs_main.rs/$d/drivers/gvt-rs/gvt_rs_main.rs}
+		what="\"$subject\" builds: gvt_rs with ${on[*]:-no provider}, clippy-clean"
+		if (cd "$out" && export RUSTC_BOOTSTRAP=1 CLIPPY_CONF_DIR=$src && eval "nice -n 10 env $c") >"$d/log" 2>&1 &&
+			[ -s "$d/gvt_rs_main.o" ] && ! grep -q '^warning' "$d/log"; then
+			result 0 "$what"
+		else
+			grep -A12 -E '^(warning|error)' "$d/log" | head -n 40 >&2
+			result 1 "$what"
+		fi
+	done < <(git -C "$am" log --reverse --format='%H %s' | grep -E '^[0-9a-f]+ gvt-rs: ')
+	log "series: the driver patches' builds took $(($(date +%s) - t2)) s"
+fi
 log "series: done in $(($(date +%s) - t0)) s"
 [ "$failed" -eq 0 ]

@@ -10,8 +10,16 @@
 # from 0001. A patch names the project files that belong to it with
 # "gvt-rs-overlay: PATH..." lines in its description (e.g. the sysfs patch
 # adds rust/kernel/sysfs.rs), so that each commit builds; a project file
-# that no patch claims is an error. The result applies with `git am` (or
-# `patch -p1` in order) to the tree that scripts/linux-source.sh unpacks.
+# that no patch claims is an error. A patch may also carry sections for
+# project files that a later patch claims: the versions of those files at
+# that point of the series (the driver's Kconfig, Makefile and
+# gvt_rs_main.rs grow with each driver patch). scripts/prepare-tree.sh
+# leaves those sections out, and here every project file must end up as
+# the project has it. The cover letter, 0000-cover-letter.patch, is
+# patches/cover-letter.txt with git format-patch's shortlog and diffstat;
+# the series file lists the patches without it. The result applies with
+# `git am` (or `patch -p1` in order) to the tree that
+# scripts/linux-source.sh unpacks.
 #
 # Needs git and the pristine source, nothing else: KDIR if it is set and not
 # prepared by scripts/prepare-tree.sh, else the pinned Debian source,
@@ -99,6 +107,12 @@ done
 unclaimed=$(comm -23 <(echo "$overlay") <(LC_ALL=C sort "$claimed"))
 [ -z "$unclaimed" ] || die "no patch in patches/kernel claims these files (add a gvt-rs-overlay: line):
 $unclaimed"
+# A section for a project file after the patch that claims it would leave
+# an intermediate version at the end.
+for f in $overlay; do
+	cmp -s "$GVT_RS_ROOT/$f" "$work/$f" ||
+		die "$f differs from the project's at the end of the series: a patch after the one that claims it changes it"
+done
 
 # Nothing but the kernel tree's own files: an edited or removed file must
 # exist in the pristine tree, an added one must be a project file or one
@@ -114,6 +128,22 @@ done < <("${git_c[@]}" diff --no-renames --name-status "$base" HEAD)
 
 rm -rf --one-file-system "$outdir"
 mkdir -p "$outdir"
-"${git_c[@]}" format-patch -q --no-signature -o "$outdir" "$base"..HEAD
-(cd "$outdir" && find . -maxdepth 1 -name '*.patch' -printf '%f\n' | LC_ALL=C sort >series)
-log "exported $(wc -l <"$outdir/series") patches to $outdir (apply with git am, in the order of $outdir/series)"
+"${git_c[@]}" format-patch -q --no-signature --cover-letter -o "$outdir" "$base"..HEAD
+# The cover letter: format-patch's placeholders replaced.
+cover=$outdir/0000-cover-letter.patch
+letter=$GVT_RS_ROOT/patches/cover-letter.txt
+grep -v '^#' "$letter" | sed -n 1p >"$tmp/subject"
+grep -v '^#' "$letter" | sed '1d' | sed '/./,$!d' >"$tmp/blurb"
+if [ ! -s "$tmp/subject" ] || [ ! -s "$tmp/blurb" ]; then
+	die "$letter needs a subject line and a text"
+fi
+awk -v subj="$(cat "$tmp/subject")" -v blurb="$tmp/blurb" '
+	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+	/^\*\*\* BLURB HERE \*\*\*$/ { while ((getline l < blurb) > 0) print l; next }
+	{ print }
+' "$cover" >"$tmp/cover"
+mv "$tmp/cover" "$cover"
+! grep -q '\*\*\* .* HERE \*\*\*' "$cover" || die "a placeholder is left in $cover"
+(cd "$outdir" && find . -maxdepth 1 -name '*.patch' ! -name 0000-cover-letter.patch -printf '%f\n' |
+	LC_ALL=C sort >series)
+log "exported $(wc -l <"$outdir/series") patches and a cover letter to $outdir (apply with git am, in the order of $outdir/series)"

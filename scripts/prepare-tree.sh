@@ -6,6 +6,15 @@
 #     touching only files whose content changed, so rebuilds stay incremental;
 #  2. apply the hook patches in patches/kernel/ (edits to existing kernel
 #     files), reverting the previously applied set first when it changed.
+#     The tree keeps a copy of each patch it applied ($tree/.gvt-rs/applied)
+#     and reverts those copies, so a patch that was removed from, renamed in
+#     or changed in patches/kernel since the last run is reverted as it was
+#     applied. A patch is applied only if all of it applies (checked with
+#     --dry-run first), so a failure leaves no half-applied patch behind and
+#     the next run reverts exactly what the tree holds.
+#     A patch's sections for project files (which step 1 copied whole) are
+#     left out: they are the intermediate versions of those files that the
+#     exported series shows in its driver patches (scripts/export-patches.sh).
 #
 #   scripts/prepare-tree.sh /path/to/linux
 
@@ -37,6 +46,50 @@ sync_overlay() {
 	return 0
 }
 
+# hook_sections PATCH LIST: PATCH without its sections (one file's diff
+# each) for the files that LIST names, one path a line; fails if no section
+# is left.
+hook_sections() {
+	awk -v SKIP="$2" '
+	BEGIN {
+		while ((getline l < SKIP) > 0)
+			skip[l] = 1
+	}
+	{ line[++n] = $0 }
+	END {
+		# Section starts: the "--- " line of a "--- "/"+++ " pair, moved back
+		# over the git extended header lines before it.
+		for (i = 1; i < n; i++) {
+			if (line[i] !~ /^--- / || line[i + 1] !~ /^\+\+\+ /)
+				continue
+			s = i
+			while (s > 1 && line[s - 1] ~ /^(diff --git |index |new file mode |deleted file mode |old mode |new mode |similarity index |rename from |rename to )/)
+				s--
+			p = line[i + 1]
+			if (p ~ /^\+\+\+ \/dev\/null/)
+				p = line[i]
+			sub(/^(---|\+\+\+) [ab]\//, "", p)
+			sub(/\t.*/, "", p)
+			start[++m] = s
+			path[m] = p
+		}
+		first = m ? start[1] : n + 1
+		for (i = 1; i < first; i++)
+			print line[i]
+		kept = 0
+		for (k = 1; k <= m; k++) {
+			end = k < m ? start[k + 1] - 1 : n
+			if (path[k] in skip)
+				continue
+			kept++
+			for (i = start[k]; i <= end; i++)
+				print line[i]
+		}
+		exit kept ? 0 : 1
+	}
+	' "$1"
+}
+
 apply_patches() {
 	local want have p
 	local patches=("$GVT_RS_ROOT"/patches/kernel/*.patch)
@@ -57,12 +110,20 @@ apply_patches() {
 		rm -rf "$state/applied"
 	fi
 	mkdir -p "$state/applied"
+	local hooks=$state/hooks.patch
 	for p in "${patches[@]}"; do
+		if ! hook_sections "$p" "$state/manifest" >"$hooks"; then
+			log "$(basename "$p"): project files only"
+			continue
+		fi
 		log "applying $(basename "$p")"
-		patch -s -d "$tree" -p1 -N --no-backup-if-mismatch <"$p" ||
-			die "$(basename "$p") does not apply to $tree"
-		cp "$p" "$state/applied/"
+		patch -s -d "$tree" -p1 -N --dry-run <"$hooks" >/dev/null ||
+			die "$(basename "$p") does not apply to $tree (the patches before it are applied and recorded; the next run reverts them)"
+		patch -s -d "$tree" -p1 -N --no-backup-if-mismatch <"$hooks" ||
+			die "$(basename "$p") failed to apply to $tree after a dry run succeeded: restore a pristine tree (remove $tree)"
+		cp "$hooks" "$state/applied/$(basename "$p")"
 	done
+	rm -f "$hooks"
 	echo "$want" >"$state/patches.sha"
 }
 

@@ -45,6 +45,17 @@
 //! The types are generic over the policy, so that the ops table and the
 //! trampolines are built for the [`Policy`] that the provider implements.
 
+use core::{
+    marker::PhantomData,
+    ptr::{
+        self,
+        NonNull, //
+    },
+    sync::atomic::{
+        AtomicBool,
+        Ordering, //
+    }, //
+};
 use kernel::{
     bindings,
     device::Device,
@@ -63,17 +74,6 @@ use kernel::{
     types::{
         ForeignOwnable,
         Opaque, //
-    }, //
-};
-use core::{
-    marker::PhantomData,
-    ptr::{
-        self,
-        NonNull, //
-    },
-    sync::atomic::{
-        AtomicBool,
-        Ordering, //
     }, //
 };
 

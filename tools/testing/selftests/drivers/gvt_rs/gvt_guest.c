@@ -2602,7 +2602,7 @@ static void *spin(void *arg)
 	uint32_t v;
 
 	if (pread(d->fd, &v, sizeof(v), d->bar0 + GVT_SIM_REG_VGPU_ID) != sizeof(v))
-		die("spin: BAR0 read");
+		die("BAR0 read of a busy vCPU");
 	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
 		;
 	return NULL;
