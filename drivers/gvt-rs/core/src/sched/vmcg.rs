@@ -312,7 +312,7 @@ impl<const N: usize> Vmcg<N> {
 
     /// Forgets the round (policy or tunable change); credits restart empty.
     pub(crate) fn reset(&mut self, v: &[Vgpu; N], now: u64) {
-        *self = Self::new();
+        *self = const { Self::new() };
         for (id, g) in v.iter().enumerate() {
             if g.life == Life::Started {
                 self.start(id, g, now);

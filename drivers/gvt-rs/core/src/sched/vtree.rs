@@ -208,7 +208,7 @@ impl<const N: usize> TagTree<N> {
 
     /// Removes every member.
     pub(crate) fn clear(&mut self) {
-        *self = Self::new();
+        *self = const { Self::new() };
     }
 
     /// Inserts `id` with tag `key`, deadline `dl` and weight `w`, or
