@@ -590,14 +590,32 @@ impl MigrationData for Resuming {
                 }
             }
         }
+        // And the whole stream by the write that completes it (or passes
+        // its end): QEMU learns of a refusal only from a write, since it
+        // leaves RESUMING when it starts the guest, where a failed
+        // transition resets the device and the guest runs on
+        // (vfio_vmstate_change()). Nothing is loaded before RESUMING is
+        // left, which checks it again.
+        if s.buf.len() >= HEADER && s.buf.len() >= le32(&s.buf, 8) as usize {
+            if let Err(r) = parse(&s.buf, s.ty) {
+                s.refused = Some(r);
+                s.buf = KVVec::new();
+                return Err(r.errno());
+            }
+        }
         Ok(n)
     }
 }
 
 // ---- the state machine -------------------------------------------------------
 
-/// A vGPU's migration state, under its own lock, taken before the vGPU's
-/// register lock.
+/// A vGPU's migration state, under its own lock.
+///
+/// Lock order: `mig`, then the vGPU's register lock (`regs`), then the
+/// GPU's `state` or `gtt` (as everywhere below `regs`). A data file's
+/// session lock ([`Saving`], [`Resuming`]) is only tried under `mig`, never
+/// waited for, and a read or write holding it takes no other lock, so the
+/// copy to or from user space it covers holds up no state change.
 pub(super) struct Mig {
     state: MigState,
     saving: Option<Arc<Saving>>,
@@ -840,6 +858,15 @@ impl SimVgpu {
     /// resets it).
     pub(super) fn mig_reset(&self) {
         let mut m = self.mig.lock();
+        // A stream a write refused, whose session ends here (QEMU exits on
+        // the refusal): said now, as leaving RESUMING would have.
+        let refused = m
+            .resuming
+            .as_ref()
+            .and_then(|r| r.inner.try_lock().and_then(|i| i.refused));
+        if let Some(why) = refused {
+            self.log_refusal(&mut m, why);
+        }
         m.end_sessions();
         m.state = MigState::Running;
     }

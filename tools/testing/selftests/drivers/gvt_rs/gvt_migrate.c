@@ -17,7 +17,8 @@
  *     copies RAM;
  *  3. streams the destination must refuse, each leaving it clean (as after
  *     a reset, in the ERROR state, which only VFIO_DEVICE_RESET leaves): a corrupted
- *     byte, a truncated stream, another version, and (-x) another type;
+ *     byte (refused by the write that completes the stream), a truncated
+ *     stream, another version, and (-x) another type;
  *  4. RESUMING on the destination, the stream written in pieces, RUNNING;
  *     the source back to STOP and closed; the workload continues on the
  *     destination with the next fences, in order, and every workload
@@ -502,7 +503,8 @@ int main(int argc, char **argv)
 	/* 3. Streams the destination refuses. */
 	memcpy(bad, stream, len);
 	bad[len / 2] ^= 0x10;
-	refuse_check(&dst, bad, len, 0, -EBADMSG, "a corrupted stream");
+	/* Refused by the write that completes it, as QEMU needs. */
+	refuse_check(&dst, bad, len, -EBADMSG, -EBADMSG, "a corrupted stream");
 	refuse_check(&dst, stream, len / 2, 0, -ENODATA, "a truncated stream");
 	memcpy(bad, stream, len);
 	bad[4] = 2;

@@ -64,7 +64,7 @@ refused() {
 	grep -q "^# ok: $1: refused (write $2" "$out"
 }
 check "refusals with their errnos: EBADMSG, ENODATA, EPROTONOSUPPORT, EINVAL" eval \
-	"refused 'a corrupted stream' 'Success, STOP Bad message' &&
+	"refused 'a corrupted stream' 'Bad message, STOP Bad message' &&
 	 refused 'a truncated stream' 'Success, STOP No data available' &&
 	 refused 'a stream of another version' 'Protocol not supported' &&
 	 refused 'a stream of another vGPU type' 'Invalid argument'"
