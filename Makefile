@@ -81,7 +81,7 @@ check-libvirt: kernel
 	@GVT_RS_TESTS=gvt_rs_libvirt.sh scripts/vm-run.sh check
 
 check-debian13: kernel
-	@GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh scripts/vm-run.sh check
+	@GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh,gvt_rs_migration13.sh,gvt_rs_libvirtsave13.sh scripts/vm-run.sh check
 
 patches:
 	@scripts/export-patches.sh out/patches

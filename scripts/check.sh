@@ -81,9 +81,11 @@ fi
 step "VM tests (libvirt)"
 GVT_RS_TESTS=gvt_rs_libvirt.sh "$GVT_RS_ROOT/scripts/vm-run.sh" check
 # Debian 13's QEMU (a vGPU through iommufd and one through the container)
-# and libvirt: the same kernel, booted with bootstrap's Debian 13 root.
-step "VM tests (Debian 13: QEMU, libvirt)"
-GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh "$GVT_RS_ROOT/scripts/vm-run.sh" check
+# and libvirt, a guest live-migrated by that QEMU and a domain saved and
+# restored by that libvirt: the same kernel, booted with bootstrap's
+# Debian 13 root.
+step "VM tests (Debian 13: QEMU, libvirt, migration)"
+GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh,gvt_rs_migration13.sh,gvt_rs_libvirtsave13.sh "$GVT_RS_ROOT/scripts/vm-run.sh" check
 # The same selftests and KUnit suites on a KASAN kernel, but for the nested
 # QEMU guests (far too slow under KASAN) and the i915 test (no i915 in it).
 step "kernel build (KASAN)"

@@ -16,7 +16,7 @@
 # GVT_RS_TEST_TIMEOUT (seconds each selftest may run, default 1200: the
 # runner then stops it, scripts/vm/run-tests.sh),
 # GVT_RS_BENCH (bench: the parts to run, comma-separated from path, frames,
-# switch, attacks, drm; default all), GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
+# switch, attacks, drm, locks, migration; default all), GVT_RS_FLAVOUR (kernel build flavour to boot: vm, the default, or i915;
 # build it first with scripts/build-kernel.sh FLAVOUR).
 #
 # The tests of $DEBIAN_TESTS need Debian's libvirt: a run that names them
@@ -38,7 +38,7 @@ bzimage=$out/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/build-kernel.sh $flavour first"
 
 DEBIAN_TESTS=gvt_rs_libvirt.sh
-DEBIAN13_TESTS="gvt_rs_qemu13.sh gvt_rs_libvirt13.sh"
+DEBIAN13_TESTS="gvt_rs_qemu13.sh gvt_rs_libvirt13.sh gvt_rs_migration13.sh gvt_rs_libvirtsave13.sh"
 # The root the named tests need: none, debian (Debian 12) or debian13.
 debian=''
 if [ -n "${GVT_RS_TESTS:-}" ]; then
