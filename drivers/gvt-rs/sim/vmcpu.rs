@@ -11,6 +11,8 @@
 //! ([`VmCpuTimes::vcpu_access`]); the CPU time of each is read with
 //! [`Task::cputime_ns`], which modules may use, and threads the VMM made
 //! for anything else (as many as it chose) are neither counted nor read.
+//! A vCPU thread is held until the vGPU is closed, so that the time of one
+//! that exited still counts.
 //!
 //! The engine asks for the time while it decides who runs next, with the
 //! GPU's locks held ([`Provider::vm_cpu_ns`](crate::engine::Provider::vm_cpu_ns)),
