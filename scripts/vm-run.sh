@@ -10,7 +10,8 @@
 #
 # Environment: VM_CPUS (default 2), VM_MEM (MiB, default 2048: the nested
 # real-client test runs two QEMU guests inside),
-# VM_TIMEOUT (seconds, default 2700), GVT_RS_TESTS (comma-separated subset),
+# VM_TIMEOUT (seconds, default 2700; 3900 for the Debian 13 tests),
+# GVT_RS_TESTS (comma-separated subset),
 # GVT_RS_SKIP (comma-separated tests a full run leaves out, e.g.
 # gvt_rs_qemu.sh, the nested QEMU guests, 8 minutes of the run),
 # GVT_RS_TEST_TIMEOUT (seconds each selftest may run, default 1200: the
@@ -71,6 +72,10 @@ if [ -n "$debian" ]; then
 	cat "$root" >>"$initrd"
 	mem=${VM_MEM:-3072}
 fi
+# The Debian 13 run boots four nested guests one after another (two at
+# once in gvt_rs_qemu13.sh), each its own few minutes under TCG.
+vm_timeout=${VM_TIMEOUT:-2700}
+[ "$debian" = debian13 ] && vm_timeout=${VM_TIMEOUT:-3900}
 
 
 append="console=ttyS0 loglevel=5 panic=-1 gvt_rs_vm.mode=$mode"
@@ -109,14 +114,14 @@ logfile=$out/vm-$mode${debian:+-$debian}.log
 log "booting the VM ($mode, $flavour flavour, ${VM_CPUS:-2} vCPUs, TCG; serial log $logfile)"
 start=$(date +%s)
 set +e
-timeout --foreground -k 10 "${VM_TIMEOUT:-2700}" "${qemu[@]}" -serial stdio </dev/null |
+timeout --foreground -k 10 "$vm_timeout" "${qemu[@]}" -serial stdio </dev/null |
 	tee "$logfile" | sed -u -n -e '/^@@GVT_RS_\(BOOT_\)\?DMESG_BEGIN/,/^@@GVT_RS_\(BOOT_\)\?DMESG_END/d' \
 		-e '/^@@GVT_RS_KMEMLEAK_BEGIN/,/^@@GVT_RS_KMEMLEAK_END/d' \
 		-e "$( [ "$mode" != check ] && echo p || echo '/^@@\|^ok \|^not ok \|WARNING\|BUG\|Oops\|panic/p')"
 qrc=${PIPESTATUS[0]}
 set -e
 log "VM finished in $(($(date +%s) - start)) s (qemu status $qrc)"
-[ "$qrc" -eq 124 ] && log "the VM timed out after ${VM_TIMEOUT:-2700} s"
+[ "$qrc" -eq 124 ] && log "the VM timed out after $vm_timeout s"
 
 tests=$(find "$GVT_RS_ROOT/tools/testing/selftests/drivers/gvt_rs" -maxdepth 1 -name '*.sh' \
 	-not -name '*_lib.sh' -printf '%f\n' | sort | grep -vxF -f <(tr , '\n' <<<"${GVT_RS_SKIP:-}"))

@@ -312,3 +312,14 @@ copies_ok() {
 l2_copies_ok() {
 	grep "^gvt_gpu_client: profile=copy" "$1" | grep -q " $2 " && copies_ok "$1"
 }
+
+# l2_kernel_bad CONSOLE...: the lines of QEMU guests' kernel logs (what
+# scripts/vm/l2-init prints between @@L2_DMESG_BEGIN and @@L2_DMESG_END)
+# that scripts/vm_results.py counts as kernel errors in the test VM's log.
+l2_kernel_bad() {
+	_kb='WARNING: .* at |cut here|BUG: |kernel BUG at|Oops|Kernel panic|general protection fault'
+	_kb="$_kb|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage"
+	_kb="$_kb|lock held when returning|lockdep is turned off|scheduling while atomic|UBSAN:"
+	_kb="$_kb|sleeping function called from invalid context|panicked at|blocked for more than"
+	sed -n '/@@L2_DMESG_BEGIN/,/@@L2_DMESG_END/p' "$@" | grep -E "$_kb|Call Trace"
+}

@@ -443,13 +443,7 @@ echo "# figure: QEMU's warning for enable-migration=on: $(grep -c "$NO_DIRTY" "$
 check "QEMU printed no error or warning (but those lines)" sh -c \
 	"! grep -hv \"$NO_DIRTY\" $D/tmp/src.err | grep -qiE 'vfio|warn|error|fail' &&
 	 ! grep -v \"$NO_DIRTY\" $D/tmp/d3.err | grep -vE \"$TEARDOWN\" | grep -qiE 'vfio|warn|error|fail'"
-# What scripts/vm_results.py counts as a kernel error in the test VM's log.
-KERNEL_BAD='WARNING: .* at |cut here|BUG: |kernel BUG at|Oops|Kernel panic'
-KERNEL_BAD="$KERNEL_BAD|general protection fault|possible (circular|recursive) locking"
-KERNEL_BAD="$KERNEL_BAD|inconsistent lock state|lock held when returning|suspicious RCU usage"
-KERNEL_BAD="$KERNEL_BAD|lockdep is turned off|sleeping function called from invalid context"
-KERNEL_BAD="$KERNEL_BAD|scheduling while atomic|panicked at|UBSAN:|blocked for more than|Call Trace"
-bad=$(sed -n '/@@L2_DMESG_BEGIN/,/@@L2_DMESG_END/p' "$D/tmp/d3.console" | grep -E "$KERNEL_BAD")
+bad=$(l2_kernel_bad "$D/tmp/d3.console")
 [ -n "$bad" ] && echo "$bad" | sed 's/^/# L2: /'
 check "no kernel warning in the guest" sh -c \
 	"[ -z '$(echo "$bad" | tr -d "'")' ] && grep -q '@@L2_DMESG_END' $D/tmp/d3.console"
