@@ -7,7 +7,8 @@
 # time of vGPU switches per slot allocator; (4) a victim's throughput
 # beside each tenant attack, per policy; (5) the DRM scheduler's own
 # scenarios (tests_scheduler.c), per policy; (6) the longest hold of each
-# engine lock with the GPU full of saturating vGPUs. Each runs the same load alone on
+# engine lock with the GPU full of saturating vGPUs; (7) the device's part
+# of a live migration (gvt_migrate). Each runs the same load alone on
 # its own vGPU: 1 ms workloads, 8 queued, for 20 s, so that what limits the
 # rate is the path (MMIO exits, interrupts, guest wake-ups), not the GPU.
 # For each it prints workloads per second and BAR accesses per workload.
@@ -22,8 +23,9 @@
 # machines.
 
 # The parts to run (GVT_RS_BENCH on the host: gvt_rs_vm.bench=path,frames,
-# switch,attacks,drm,locks on the kernel command line); all by default.
-parts=path,frames,switch,attacks,drm,locks
+# switch,attacks,drm,locks,migration on the kernel command line); all by
+# default.
+parts=path,frames,switch,attacks,drm,locks,migration
 read -r cmdline </proc/cmdline
 for arg in $cmdline; do
 	case "$arg" in
@@ -36,7 +38,13 @@ part() {
 	return 1
 }
 for p in $(echo "$parts" | tr , ' '); do
-	case $p in path | frames | switch | attacks | drm | locks) ;; *) echo "unknown bench part '$p' (path, frames, switch, attacks, drm, locks)"; exit 1 ;; esac
+	case $p in
+	path | frames | switch | attacks | drm | locks | migration) ;;
+	*)
+		echo "unknown bench part '$p' (path, frames, switch, attacks, drm, locks, migration)"
+		exit 1
+		;;
+	esac
 done
 
 GPU=/sys/class/gvt_rs/gvtsim0
@@ -480,11 +488,42 @@ bench_locks() {
 	echo sfq >"$GPU/policy"
 }
 
+# bench_migration: a vGPU running a workload stream migrated to another of
+# its type by gvt_migrate (VFIO migration v2 as a VMM drives it, without
+# QEMU), 5 times: the stream's size and the device's part of the downtime,
+# STOP_COPY (the stream built and read out) plus RESUMING to RUNNING (written
+# and loaded). The guest RAM a VMM copies meanwhile is not in it: QEMU's
+# whole downtime is gvt_rs_migration13.sh's figure (make check-debian13).
+bench_migration() {
+	echo
+	echo "== migration: GVTg_V5_4 with a running workload stream to another, gvt_migrate, 5 runs"
+	printf '  %3s %12s %14s %12s %16s\n' run stream_bytes stop_copy_us resume_us device_downtime_us
+	: >/tmp/bench_mig
+	for i in 1 2 3 4 5; do
+		new_vgpu GVTg_V5_4 || exit 1
+		s=$new
+		new_vgpu GVTg_V5_4 || exit 1
+		d=$new
+		"${GUEST%/*}/gvt_migrate" "$s" "$d" >/tmp/bench_m.out 2>&1 ||
+			sed 's/^/  gvt_migrate: /' /tmp/bench_m.out
+		line=$(grep '^migration:' /tmp/bench_m.out)
+		f() { echo "$line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+		b=$(f stream_bytes) sc=$(f stop_copy_us) r=$(f resume_us)
+		printf '  %3d %12s %14s %12s %16s\n' "$i" "${b:-?}" "${sc:-?}" "${r:-?}" \
+			"$((${sc:-0} + ${r:-0}))"
+		[ -n "$b" ] && echo "$b $sc $r" >>/tmp/bench_mig
+		for u in $s $d; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
+	done
+	sort -n -k2 /tmp/bench_mig | awk '{ l[NR] = $0 } END { if (NR) { split(l[int((NR + 1) / 2)], m, " ");
+		printf "  median stop_copy: %d us with a %d-byte stream; resume %d us (TCG: the emulated CPU'"'"'s times)\n", m[2], m[1], m[3] } }'
+}
+
 part path && bench_path
 part frames && bench_frames
 part switch && bench_switch
 part attacks && bench_attacks
 part drm && bench_drm
 part locks && bench_locks
+part migration && bench_migration
 echo tbs >"$GPU/policy"
 rmmod gvt_rs
