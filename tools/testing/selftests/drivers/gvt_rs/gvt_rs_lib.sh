@@ -317,9 +317,10 @@ l2_copies_ok() {
 # scripts/vm/l2-init prints between @@L2_DMESG_BEGIN and @@L2_DMESG_END)
 # that scripts/vm_results.py counts as kernel errors in the test VM's log.
 l2_kernel_bad() {
-	_kb='WARNING: .* at |cut here|BUG: |kernel BUG at|Oops|Kernel panic|general protection fault'
-	_kb="$_kb|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage"
-	_kb="$_kb|lock held when returning|lockdep is turned off|scheduling while atomic|UBSAN:"
-	_kb="$_kb|sleeping function called from invalid context|panicked at|blocked for more than"
+	_kb='WARNING: .* at |cut here|BUG: |kernel BUG at|Oops|Kernel panic|panicked at'
+	_kb="$_kb|general protection fault|possible (circular|recursive) locking"
+	_kb="$_kb|inconsistent lock state|suspicious RCU usage|lock held when returning"
+	_kb="$_kb|lockdep is turned off|scheduling while atomic|UBSAN:|blocked for more than"
+	_kb="$_kb|sleeping function called from invalid context"
 	sed -n '/@@L2_DMESG_BEGIN/,/@@L2_DMESG_END/p' "$@" | grep -E "$_kb|Call Trace"
 }

@@ -75,7 +75,8 @@ grep -qx 'namespaces = \[\]' "$D/etc/libvirt/qemu.conf" ||
 	echo 'namespaces = []' >>"$D/etc/libvirt/qemu.conf"
 in_debian virtlogd --daemon --pid-file=/run/virtlogd.pid
 in_debian libvirtd --daemon --pid-file=/run/libvirtd.pid
-wait_until "$GVT_WAIT_S" sh -c "chroot $D virsh -c qemu:///system version >/tmp/lvs_version.out 2>&1"
+wait_until "$GVT_WAIT_S" sh -c \
+	"chroot $D virsh -c qemu:///system version >/tmp/lvs_version.out 2>&1"
 sed -n 's/^\(Using library\|Running hypervisor\): /# /p' /tmp/lvs_version.out
 check "libvirtd runs" grep -q "Running hypervisor: QEMU" /tmp/lvs_version.out
 u=$(vgpu_create GVTg_V5_4) || ktap_exit_fail_msg "vGPU not created"
