@@ -276,8 +276,12 @@ impl<T: Policy> Gvt<T> {
         // A non-NULL value was stored by `init` with `into_foreign` and is
         // taken back only by `clean`, which is not running (the caller's
         // guarantee).
+        if p.is_null() {
+            return None;
+        }
         // SAFETY: `p` came from `into_foreign` and is still owned by GVT-g.
-        (!p.is_null()).then(|| unsafe { <KBox<GpuState<T>> as ForeignOwnable>::borrow(p) })
+        let state = unsafe { <KBox<GpuState<T>> as ForeignOwnable>::borrow(p) };
+        Some(state)
     }
 
     /// The idle vGPU of the GPU, for GVT-g.
@@ -343,8 +347,12 @@ impl<T: Policy> Vgpu<T> {
         let dev = unsafe { bindings::intel_vgpu_device(self.as_raw()) };
         // GVT-g creates a vGPU from the probe of its mdev device, which
         // therefore outlives it.
+        if dev.is_null() {
+            return None;
+        }
         // SAFETY: A non-NULL `dev` is that registered device.
-        (!dev.is_null()).then(|| unsafe { Device::from_raw(dev) })
+        let dev = unsafe { Device::from_raw(dev) };
+        Some(dev)
     }
 
     /// CPU time of the vCPU threads of the vGPU's VM, ns; 0 unless the vGPU
@@ -382,8 +390,12 @@ impl<T: Policy> Vgpu<T> {
         let p = unsafe { *self.priv_slot() };
         // A non-NULL value was stored by `init_vgpu` with `into_foreign` and
         // is taken back only by `clean_vgpu`, not running.
+        if p.is_null() {
+            return None;
+        }
         // SAFETY: `p` came from `into_foreign` and is still owned by GVT-g.
-        (!p.is_null()).then(|| unsafe { <Arc<VgpuInner<T>> as ForeignOwnable>::borrow(p) })
+        let vref = unsafe { <Arc<VgpuInner<T>> as ForeignOwnable>::borrow(p) };
+        Some(vref)
     }
 }
 
@@ -445,7 +457,8 @@ impl<T: Policy> VgpuRef<T> {
         }
         // SAFETY: Attached, so alive until its `clean_vgpu`, which cannot
         // run while `sched_lock` is held for the lifetime `'a` (`locked`).
-        Some(unsafe { Vgpu::from_raw(inner.vgpu.as_ptr()) })
+        let vgpu = unsafe { Vgpu::from_raw(inner.vgpu.as_ptr()) };
+        Some(vgpu)
     }
 
     /// Whether this is a reference to `vgpu`.
@@ -485,7 +498,8 @@ impl<T: Policy> InitContext<'_, T> {
         let mut start = 0u64;
         // SAFETY: The GPU is alive, in its `init` op, where the interface
         // allows a reservation.
-        to_result(unsafe { bindings::intel_gvt_gm_reserve(self.gvt.as_raw(), size, &mut start) })?;
+        let ret = unsafe { bindings::intel_gvt_gm_reserve(self.gvt.as_raw(), size, &mut start) };
+        to_result(ret)?;
         self.pool = Some(start);
         Ok(start)
     }
@@ -641,7 +655,8 @@ impl<T: Policy> Registration<T> {
                 // into its list), `policy` initialised; it stays registered
                 // until the unregister in `drop`.
                 // SAFETY: A complete table, pinned until unregistered.
-                to_result(unsafe { bindings::intel_gvt_register_sched_policy(slot) })
+                let ret = unsafe { bindings::intel_gvt_register_sched_policy(slot) };
+                to_result(ret)
             }),
         })
     }
@@ -951,10 +966,20 @@ impl<T: Policy> Registration<T> {
         }
         // SAFETY: The caller's guarantee; the reference lives in this frame.
         let gvt = unsafe { Gvt::<T>::from_raw(gvt) };
-        // SAFETY: As for `gvt`, when not NULL.
-        let prev = (!prev.is_null()).then(|| unsafe { Vgpu::<T>::from_raw(prev) });
-        // SAFETY: As for `gvt`, when not NULL.
-        let next = (!next.is_null()).then(|| unsafe { Vgpu::<T>::from_raw(next) });
+        let prev = if prev.is_null() {
+            None
+        } else {
+            // SAFETY: As for `gvt`.
+            let prev = unsafe { Vgpu::<T>::from_raw(prev) };
+            Some(prev)
+        };
+        let next = if next.is_null() {
+            None
+        } else {
+            // SAFETY: As for `gvt`.
+            let next = unsafe { Vgpu::<T>::from_raw(next) };
+            Some(next)
+        };
         // SAFETY: An op other than `init` and `clean`.
         if let Some(state) = unsafe { gvt.state() } {
             T::switched(&state.data, gvt, prev, next);
