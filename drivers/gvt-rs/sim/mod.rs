@@ -63,21 +63,19 @@ use kernel::{
     class,
     device::Device,
     mdev,
+    new_condvar,
     new_mutex,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
         aref::ARef,
         Arc,
+        CondVar,
         Mutex, //
     },
     sysfs::{
         self,
         AttributeGroup, //
-    },
-    time::{
-        delay::fsleep,
-        Delta, //
     },
     vfio,
     warn_on, //
@@ -189,6 +187,10 @@ pub struct SimGpu {
     engine: Arc<Engine>,
     #[pin]
     state: Mutex<SimState>,
+    /// Notified under `state` when an engine's workload completes:
+    /// [`SimGpu::remove`] waits on it for a vGPU's work in flight.
+    #[pin]
+    drained: CondVar,
     #[pin]
     gtt: Mutex<Gtt>,
     /// The CPU time of the VM (its vCPU threads) on each vGPU.
@@ -282,6 +284,7 @@ impl SimGpu {
                     queues,
                     vgpus,
                 }, "gvt_rs_sim_sched"),
+                drained <- new_condvar!("gvt_rs_sim_drained"),
                 gtt <- new_mutex!(Gtt {
                     phys,
                     phys_low,
@@ -385,6 +388,7 @@ impl SimGpu {
         if let Some(Some(d)) = st.vgpus.get(usize::from(r.vgpu)) {
             d.push(e, r.w, r.w.duration_ns);
         }
+        self.drained.notify_all();
     }
 
     fn policy_timer(&self) {
@@ -526,9 +530,9 @@ impl SimGpu {
         // stopped; wait for its in-flight workloads to complete. Only its
         // own: a completion another vGPU's memory holds up does not hold
         // us ([`delivery`]).
-        let (queues, delivery) = loop {
-            {
-                let mut st = self.state.lock();
+        let (queues, delivery) = {
+            let mut st = self.state.lock();
+            loop {
                 self.stop_locked(&mut st, id);
                 let running = st.running.iter().flatten().any(|r| r.vgpu == id);
                 if !running {
@@ -536,8 +540,9 @@ impl SimGpu {
                     let d = st.vgpus.get_mut(idx).and_then(Option::take);
                     break (q, d);
                 }
+                // `engine_done` notifies under the lock this wait drops.
+                self.drained.wait(&mut st);
             }
-            fsleep(Delta::from_millis(1));
         };
         drop(queues);
         if let Some(d) = delivery {
