@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gvt_copy_check.h"
 #include "gvt_rs_guest.h"
 #include <linux/gvt_rs_sim.h>
 
@@ -233,28 +234,6 @@ static int malformed(uint32_t opc)
 	return st.failed && GVT_SIM_FAULT_REASON(fault) == GVT_SIM_FAULT_OPCODE ? 0 : 1;
 }
 
-/* The pattern of copy seqno: a stream of its own. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-static uint64_t checksum(const uint8_t *buf, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t at = 0; at < len; at += 8) {
-		uint64_t w = 0;
-
-		memcpy(&w, buf + at, len - at < 8 ? len - at : 8);
-		h = (h ^ w) * 0x100000001b3ull;
-	}
-	return h ^ len;
-}
 
 /*
  * -p copy: copies until t_end or until the vGPU goes, one at a time, each
@@ -281,13 +260,11 @@ static int copy_profile(int engine, long dur, long len, double t_end)
 			.duration_us = (uint64_t)dur,
 			.timeout_ms = ANSWER_S * 1000,
 		};
-		uint64_t x = mix64((uint64_t)nonce << 32 | (n + 1)), sum;
+		uint64_t sum;
 
-		for (long at = 0; at < len; at += 8) {
-			x = mix64(x + 0x9e3779b97f4a7c15ull);
-			memcpy(src + at, &x, len - at < 8 ? (size_t)(len - at) : 8);
-		}
-		sum = checksum(src, len);
+		/* CAST: copy numbers past 2^32 repeat patterns, of other copies. */
+		gvt_copy_fill(src, (uint64_t)len, nonce, (uint32_t)(n + 1));
+		sum = gvt_copy_checksum(src, (uint64_t)len);
 		memset(dst, 0xdb ^ (int)(n & 0xff), len);
 		if (ioctl(fd, GVT_GPU_IOC_COPY, &c)) {
 			/* Not submitted: the vGPU is gone, or failed. */
@@ -313,7 +290,7 @@ static int copy_profile(int engine, long dur, long len, double t_end)
 			continue;
 		}
 		done++;
-		if (checksum(dst, len) == sum && !memcmp(src, dst, len)) {
+		if (gvt_copy_checksum(dst, (uint64_t)len) == sum && !memcmp(src, dst, len)) {
 			verified++;
 		} else {
 			wrong++;

@@ -121,6 +121,8 @@
 
 #include <linux/gvt_rs_sim.h>
 
+#include "gvt_copy_check.h"
+
 #define MAX_ENGINES	8
 
 /*
@@ -2308,39 +2310,10 @@ struct copier {
 	uint64_t bytes;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 /* The pattern of copy seqno: len bytes of a stream of its own. */
 static void copy_pattern(struct copier *c, uint32_t seqno, uint8_t *buf)
 {
-	uint64_t x = mix64((uint64_t)c->nonce << 32 | seqno);
-
-	for (uint64_t at = 0; at < c->len; at += 8) {
-		uint64_t n = c->len - at < 8 ? c->len - at : 8;
-
-		x = mix64(x + 0x9e3779b97f4a7c15ull);
-		memcpy(buf + at, &x, n);
-	}
-}
-
-static uint64_t checksum(const uint8_t *buf, uint64_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (uint64_t at = 0; at < len; at += 8) {
-		uint64_t w = 0;
-
-		memcpy(&w, buf + at, len - at < 8 ? len - at : 8);
-		h = (h ^ w) * 0x100000001b3ull;
-	}
-	return h ^ len;
+	gvt_copy_fill(buf, c->len, c->nonce, seqno);
 }
 
 static uint8_t *copy_src(struct copier *c, int s)
@@ -2410,7 +2383,7 @@ static int copy_submit(struct copier *c, unsigned int e, uint32_t seqno, uint32_
 		return -EAGAIN;
 	c->slots[s] = (struct copy_slot) {
 		.seqno = seqno, .engine = e, .index = idx, .busy = 1, .poison = poison,
-		.sum = checksum(src, c->len),
+		.sum = gvt_copy_checksum(src, c->len),
 	};
 	c->of[e][idx] = s;
 	c->submitted++;
@@ -2423,7 +2396,7 @@ static void copy_verify(struct copier *c, int s)
 {
 	struct copy_slot *k = &c->slots[s];
 	uint8_t *src = copy_src(c, s), *dst = src + c->stride;
-	uint64_t sum = checksum(dst, c->len);
+	uint64_t sum = gvt_copy_checksum(dst, c->len);
 
 	c->completed++;
 	if (!k->poison && sum == k->sum && !memcmp(src, dst, c->len)) {
