@@ -39,10 +39,30 @@ run_logged "$out/modules_install.log" make -C "$ksrc" O="$out" -s \
 # ours, and the kernel's VFIO selftests (run against a vGPU by
 # gvt_rs_vfio_selftests.sh), linked statically as ours are (the VM has no
 # libuuid).
+# The VFIO selftests' dependency files (-MD) name the headers each object
+# was built from; one that names a header that is gone (renamed or removed
+# by a patch) stops make with "No rule to make target". Such a file goes
+# with what it was made for (an object, or a test built from its source),
+# which is then built again, with a new one.
+if [ -d "$out/kselftest" ]; then
+	find "$out/kselftest" -name '*.d' -print0 | while IFS= read -r -d '' d; do
+		# shellcheck disable=SC2013 # the prerequisites are words
+		for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$d"); do
+			# Relative names are the target's own sources.
+			case $dep in /*) [ -e "$dep" ] || { rm -f "$d" "${d%.d}.o" "${d%.d}"; break; } ;; esac
+		done
+	done
+fi
 run_logged "$out/selftests.log" make -C "$ksrc/tools/testing/selftests" \
 	TARGETS="drivers/gvt_rs vfio" O="$out/kselftest" \
 	KHDR_INCLUDES="-isystem $out/usr/include" EXTRA_CFLAGS=-static \
 	INSTALL_PATH="$stage/tests/kselftest" install
+# The selftest framework goes on past a target that failed to build and
+# only leaves it out; a test of ours would then fail on what is missing.
+for t in drivers/gvt_rs/gvt_guest vfio/vfio_pci_driver_test; do
+	[ -x "$stage/tests/kselftest/$t" ] ||
+		die "the selftests did not build $t (log: $out/selftests.log)"
+done
 # The VFIO selftests need a device to be named: gvt_rs_vfio_selftests.sh
 # runs them on vGPUs, so they are not run alone.
 sed -i '/^vfio:/d' "$stage/tests/kselftest/kselftest-list.txt"
