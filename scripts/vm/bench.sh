@@ -514,8 +514,13 @@ bench_migration() {
 		[ -n "$b" ] && echo "$b $sc $r" >>/tmp/bench_mig
 		for u in $s $d; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done
-	sort -n -k2 /tmp/bench_mig | awk '{ l[NR] = $0 } END { if (NR) { split(l[int((NR + 1) / 2)], m, " ");
-		printf "  median stop_copy: %d us with a %d-byte stream; resume %d us (TCG: the emulated CPU'"'"'s times)\n", m[2], m[1], m[3] } }'
+	# med COLUMN: the median of that column of the runs.
+	med() {
+		sort -n -k"$1" /tmp/bench_mig |
+			awk -v c="$1" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'
+	}
+	[ -s /tmp/bench_mig ] && echo "  median: stop_copy $(med 2) us, resume $(med 3) us," \
+		"a $(med 1)-byte stream (TCG: the emulated CPU's times)"
 }
 
 part path && bench_path
