@@ -137,7 +137,8 @@ while [ $i -lt $N ]; do
 	i=$((i + 1))
 done
 a1=$(cat "$(type_dir $T)/available_instances")
-echo "# figure: gscale: available_instances $a0 before, $a1 after $i vGPUs; shared slots $(cat "$GVT_GPU/gm_shared_slots") of $(cat "$GVT_GPU/gm_slots")"
+echo "# figure: gscale: available_instances $a0 before, $a1 after $i vGPUs;" \
+	"shared slots $(cat "$GVT_GPU/gm_shared_slots") of $(cat "$GVT_GPU/gm_slots")"
 check "gscale places $N one-slot vGPUs, available_instances counting down" \
 	eval "$ok && test $i = $N -a $a1 = 0 -a \$(cat $GVT_GPU/vgpus) = $N"
 check "a vGPU past max_vgpus is refused (ENOSPC)" \
@@ -186,15 +187,21 @@ res=$(shares "$WEIGHTS" "$b" "$a")
 # shellcheck disable=SC2086 # the figures, one a word
 set -- $res
 c_mm=${1:-unmeasured} c_ms=${4:-?} c_cl=${5:-unmeasured}
-echo "# figure: sfq 64 vGPUs weights 1-4: contended share/ideal min_max=$c_mm (min ${2:-?} max ${3:-?}) by weight $c_cl contended_ms=$c_ms"
+echo "# figure: sfq 64 vGPUs weights 1-4: contended share/ideal min_max=$c_mm" \
+	"(min ${2:-?} max ${3:-?}) by weight $c_cl contended_ms=$c_ms"
 res=$(shares "$WEIGHTS" "$bo" "$ao")
 # shellcheck disable=SC2086
 set -- $res
-echo "# figure: sfq 64 vGPUs weights 1-4: occupied share/ideal min_max=${1:-?} (min ${2:-?} max ${3:-?}) by weight ${5:-?} occupied_ms=${4:-?}"
+echo "# figure: sfq 64 vGPUs weights 1-4: occupied share/ideal min_max=${1:-?}" \
+	"(min ${2:-?} max ${3:-?}) by weight ${5:-?} occupied_ms=${4:-?}"
 echo "# figure: contended $(spread "$WEIGHTS" "$b" "$a")"
-echo "# figure: scheduler's last window: min_max_ppm=$(cat "$GVT_GPU/fairness_min_max_ppm") lambda_ppm=$(cat "$GVT_GPU/fairness_lambda_ppm")"
+echo "# figure: scheduler's last window:" \
+	"min_max_ppm=$(cat "$GVT_GPU/fairness_min_max_ppm")" \
+	"lambda_ppm=$(cat "$GVT_GPU/fairness_lambda_ppm")"
 np=$(((p1 - p0) > 0 ? (p1 - p0) : 1))
-echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns, overdue per pick $(((o1 - o0) / np)) ns (TCG), policy_lock_max_ns=$pmax slots_lock_max_ns=$smax"
+echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns," \
+	"overdue per pick $(((o1 - o0) / np)) ns (TCG)," \
+	"policy_lock_max_ns=$pmax slots_lock_max_ns=$smax"
 check "sfq: 64 vGPUs, each weight's mean share (min_max $c_cl >= 0.98)" \
 	awk -v m="$c_cl" 'BEGIN { exit !(m + 0 == m && m >= 0.98) }'
 check "sfq: 64 vGPUs of weights 1-4, each its weight's share (min_max $c_mm >= 0.95)" \
@@ -241,7 +248,10 @@ res=$(shares "$BW" "$bo" "$ao")
 # shellcheck disable=SC2086
 set -- $res
 mm=${1:-unmeasured}
-echo "# figure: 16 busy beside 48 idle (started $started): charged to the idle $((io1 - io0)) ns, withheld for them $((iw1 - iw0)) ns; busy occupied share/ideal min_max=$mm (min ${2:-?} max ${3:-?}) by weight ${5:-?} occupied_ms=${4:-?}"
+echo "# figure: 16 busy beside 48 idle (started $started):" \
+	"charged to the idle $((io1 - io0)) ns, withheld for them $((iw1 - iw0)) ns;" \
+	"busy occupied share/ideal min_max=$mm (min ${2:-?} max ${3:-?})" \
+	"by weight ${5:-?} occupied_ms=${4:-?}"
 check "48 started idle vGPUs: none charged or withheld for ($((io1 - io0)) ns, $((iw1 - iw0)) ns)" \
 	test "$started" = 48 -a $((io1 - io0)) = 0 -a $((iw1 - iw0)) = 0
 check "16 busy vGPUs beside 48 idle divide the engine by weight (min_max $mm >= 0.95)" \
@@ -280,10 +290,17 @@ while [ $rounds -lt 12 ]; do
 	done
 	for u in $drop; do vgpu_remove "$u" || ok=false; gone=$((gone + 1)); done
 	a=$(cat "$(type_dir $T)/available_instances")
-	[ "$a" = 8 ] || { echo "# round $rounds: available_instances $a after removing 8"; ok=false; }
+	if [ "$a" != 8 ]; then
+		echo "# round $rounds: available_instances $a after removing 8"
+		ok=false
+	fi
 	VGPUS=$keep
 	while [ "$a" -gt 0 ]; do
-		u=$(vgpu_create $T) || { echo "# round $rounds: create refused with $a available"; ok=false; break; }
+		u=$(vgpu_create $T) || {
+			echo "# round $rounds: create refused with $a available"
+			ok=false
+			break
+		}
 		VGPUS="$VGPUS $u"
 		made=$((made + 1))
 		a=$((a - 1))
