@@ -11,13 +11,19 @@
 # Each guest boots this kernel (scripts/vm/l2-init), loads the guest driver
 # gvt_rs_guest.ko, waits at @@L2_READY for a line on its console (both
 # get it once both are ready: the files each QEMU holds are read then,
-# while both run) and runs gvt_gpu_client for 10 s of 20 ms workloads.
+# while both run) and runs gvt_gpu_client for 10 s of 20 ms workloads,
+# then copies guest memory through the vGPU, each copy checked against its
+# pattern: B for COPY_B_S s while L1 switches the GPU's policy under it, A
+# until its vGPU is removed under its copies.
 # Checked: which VFIO interface each QEMU holds open (A /dev/iommu and the
 # vGPU's /dev/vfio/devices/vfioN and no container, B the container and
 # the vGPU's group and no /dev/iommu); both drivers bind; every workload
-# completes with its fence and gvt-rs counted each on that guest's vGPU;
-# removing A's vGPU while QEMU holds it through iommufd completes (QEMU
-# unplugs it on the device request) and guest A sees it go; both guests
+# completes with its fence; no completed copy is wrong and every one
+# submitted completed or was failed to its guest, through the policy
+# switches (B) and the removal (A); gvt-rs counted each workload and copy
+# the guest saw complete on that guest's vGPU; removing A's vGPU while
+# QEMU holds it through iommufd completes (QEMU unplugs it on the device
+# request) and guest A sees it go; both guests
 # shut down, QEMU prints no error or warning, no guest kernel warns.
 #
 # The guests run under TCG inside the TCG test VM, so their work is short.
@@ -36,15 +42,23 @@ BIND="gvt_rs_guest .*: vGPU .* irq"
 # The guests' kernel command line, as scripts/vm/l2-qemu's.
 L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off"
 L2_CMDLINE="$L2_CMDLINE no_debug_objects"
-# 10 s of 20 ms workloads, four queued; A then waits to be unplugged.
+# 10 s of 20 ms workloads, four queued; then copies on both engines, one
+# at a time: B's for COPY_B_S s, A's until its vGPU goes (the hold then
+# sees it gone at once).
 RUN="-p,compute,-d,20000,-q,4,-t,10"
+COPY_B_S=24
+RUN_A="$RUN;-p,copy,-e,-1,-t,600"
+RUN_B="$RUN;-p,copy,-e,-1,-t,$COPY_B_S"
+# The policies B's copies run through, one every POLICY_S s.
+POLICIES="eevdf tbs vmcg sfq"
+POLICY_S=4
 
 ktap_print_header
 if [ ! -x "$D$QEMU" ] || [ ! -x /l2/qemu ]; then
 	ktap_skip_all "no Debian 13 root with QEMU in this image (make check boots one for it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 14
+ktap_set_plan 19
 
 qa='' qb='' ua='' ub='' remover='' gave_up=''
 
@@ -72,8 +86,9 @@ wait_for() {
 			why="QEMU $3 exited"
 			alive "$3" && why="the budget ended"
 			progress "gave up waiting for '$2' in $1 ($why)"
+			# Enough of a console for a guest kernel's oops and call trace.
 			for f in /tmp/q13a.console /tmp/q13b.console /tmp/q13a.err /tmp/q13b.err; do
-				tail -n 15 "$D$f" 2>/dev/null | sed "s|^|# ${f#/tmp/}: |"
+				tail -n 60 "$D$f" 2>/dev/null | sed "s|^|# ${f#/tmp/}: |"
 			done
 			return 1
 		fi
@@ -175,13 +190,16 @@ ub=$(vgpu_create GVTg_V5_4) || ktap_exit_fail_msg "vGPU not created"
 cdev=$(ls "/sys/bus/mdev/devices/$ua/vfio-dev" 2>/dev/null)
 group=$(basename "$(readlink "/sys/bus/mdev/devices/$ub/iommu_group")")
 echo "# vGPU A $ua (device file /dev/vfio/devices/$cdev), vGPU B $ub (group $group)"
-ca0=$(cat "$(vgpu_attr "$ua" completed)")
 cb0=$(cat "$(vgpu_attr "$ub" completed)")
+# The GPU's count: A's share of it after A's vGPU is gone (only A and B
+# are on this GPU).
+ev0=$(cat "$GVT_GPU/events_completed")
+policy0=$(cat "$GVT_GPU/policy")
 
-guest q13a "gvt_l2.go=1 gvt_l2.run=$RUN gvt_l2.hold=300" \
+guest q13a "gvt_l2.go=1 gvt_l2.run=$RUN_A gvt_l2.hold=300" \
 	-object iommufd,id=i0 -device "vfio-pci,iommufd=i0,sysfsdev=/sys/bus/mdev/devices/$ua"
 qa=$pid
-guest q13b "gvt_l2.go=1 gvt_l2.run=$RUN" -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$ub"
+guest q13b "gvt_l2.go=1 gvt_l2.run=$RUN_B" -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$ub"
 qb=$pid
 # Read-write opens: writing never waits for a reader.
 exec 3<>"$D/tmp/q13a.in" 4<>"$D/tmp/q13b.in"
@@ -208,25 +226,46 @@ if [ -z "$gave_up" ]; then
 	progress "both guests told to start their runs"
 fi
 
-wait_for /tmp/q13b.console "@@L2_DONE" "$qb"
-wait_for /tmp/q13a.console "@@L2_HOLD" "$qa"
-ca1=$(cat "$(vgpu_attr "$ua" completed)")
-cb1=$(cat "$(vgpu_attr "$ub" completed)")
-grep -h "^gvt_gpu_client:" "$D/tmp/q13a.console" 2>/dev/null | sed 's/^/# A: /'
-grep -h "^gvt_gpu_client:" "$D/tmp/q13b.console" 2>/dev/null | sed 's/^/# B: /'
-echo "# gvt-rs charged vGPU A $((ca1 - ca0)) and vGPU B $((cb1 - cb0)) completed workloads"
-# work_ok CONSOLE DELTA: the run ended well, every fence was right, and the
-# client's count of completed workloads is gvt-rs's for its vGPU.
-work_ok() {
-	re='s/^gvt_gpu_client: profile=compute.* completed=\([0-9]*\) .*fences_bad=0 .*/\1/p'
-	n=$(sed -n "$re" "$1" | head -n 1)
-	grep -q '@@L2_RUN_END rc=0' "$1" && [ -n "$n" ] && [ "$2" -gt 0 ] && [ "$n" = "$2" ]
-}
-check "guest A (iommufd): every workload completes with its fence, each counted by gvt-rs" \
-	work_ok "$D/tmp/q13a.console" $((ca1 - ca0))
-check "guest B (container): every workload completes with its fence, each counted by gvt-rs" \
-	work_ok "$D/tmp/q13b.console" $((cb1 - cb0))
+# B's copies run through a switch of the GPU's policy every POLICY_S s.
+switched=0 switches=0
+if wait_for /tmp/q13b.console "@@L2_RUN -p copy" "$qb"; then
+	for p in $POLICIES; do
+		switches=$((switches + 1))
+		echo "$p" >"$GVT_GPU/policy" && switched=$((switched + 1))
+		progress "policy $p under B's copies"
+		sleep "$POLICY_S"
+	done
+fi
+check "$switched of $switches policy switches ($POLICIES) under guest B's copies" \
+	sh -c "[ $switched -gt 0 ] && [ $switched = $switches ]"
+echo "$policy0" >"$GVT_GPU/policy"
 
+wait_for /tmp/q13b.console "@@L2_DONE" "$qb"
+cb1=$(cat "$(vgpu_attr "$ub" completed)")
+grep -h "^gvt_gpu_client:" "$D/tmp/q13b.console" 2>/dev/null | sed 's/^/# B: /'
+check "guest B (container): copies through the policy switches: none wrong, each completed" \
+	l2_copies_ok "$D/tmp/q13b.console" removed=0
+# count CONSOLE PROFILE FIELD: FIELD of the client's line for PROFILE, 0
+# without one.
+count() {
+	n=$(sed -n "s/^gvt_gpu_client: profile=$2 .* $3=\([0-9]*\) .*/\1/p" "$1" | tail -n 1)
+	echo "${n:-0}"
+}
+# work_ok CONSOLE: the compute run ended well with every fence right.
+work_ok() {
+	grep -q '@@L2_RUN_END rc=0' "$1" &&
+		grep -q '^gvt_gpu_client: profile=compute .* completed=[1-9].* fences_bad=0 ' "$1"
+}
+check "guest B (container): every workload completes with its fence" \
+	work_ok "$D/tmp/q13b.console"
+b_seen=$(($(count "$D/tmp/q13b.console" compute completed) + $(count "$D/tmp/q13b.console" copy completed)))
+echo "# vGPU B: gvt-rs counted $((cb1 - cb0)) completions, guest B saw $b_seen (workloads and copies)"
+check "guest B: gvt-rs counted on its vGPU each workload and copy it saw complete" \
+	sh -c "[ $b_seen -gt 0 ] && [ $b_seen = $((cb1 - cb0)) ]"
+
+# A's copies run until its vGPU is removed under them.
+wait_for /tmp/q13a.console "@@L2_RUN -p copy" "$qa"
+[ -z "$gave_up" ] && sleep 5
 # Removing a vGPU that QEMU holds through iommufd: the device request
 # makes QEMU unplug it, the removal completes once QEMU has closed it.
 rc=1
@@ -249,15 +288,36 @@ wait_for /tmp/q13a.console "@@L2_DONE" "$qa"
 check "guest A sees its vGPU go" sh -c \
 	"grep -q '@@L2_GONE' $D/tmp/q13a.console &&
 	 grep -q 'gvt_rs_guest .*: removed vGPU' $D/tmp/q13a.console"
+grep -h "^gvt_gpu_client:" "$D/tmp/q13a.console" 2>/dev/null | sed 's/^/# A: /'
+check "guest A (iommufd): copies until its vGPU was removed: none wrong, each completed or failed" \
+	l2_copies_ok "$D/tmp/q13a.console" removed=1
+check "guest A (iommufd): every workload completes with its fence" \
+	work_ok "$D/tmp/q13a.console"
+# A copy the engine completed as its vGPU went may reach the guest failed:
+# gvt-rs counts at least what A saw complete and at most what it submitted.
+a_count=$(($(cat "$GVT_GPU/events_completed") - ev0 - (cb1 - cb0)))
+a_seen=$(($(count "$D/tmp/q13a.console" compute completed) + $(count "$D/tmp/q13a.console" copy completed)))
+a_failed=$(count "$D/tmp/q13a.console" copy failed)
+echo "# vGPU A: gvt-rs counted $a_count completions, guest A saw $a_seen (workloads and copies), $a_failed copies failed"
+check "guest A: gvt-rs counted on its vGPU each workload and copy it saw complete" \
+	sh -c "[ $a_seen -gt 0 ] && [ $a_count -ge $a_seen ] && [ $a_count -le $((a_seen + a_failed)) ]"
 
 end=$(($(uptime_s) + 60))
 while { alive "$qa" || alive "$qb"; } && [ "$(uptime_s)" -lt "$end" ]; do
 	sleep 1
 done
+for g in q13a q13b; do
+	grep -h "@@L2_RUN_END\|@@L2_DONE" "$D/tmp/$g.console" 2>/dev/null | sed "s/^/# $g: /"
+done
+# A QEMU that exited but is not reaped yet is a zombie, which kill -0
+# still finds: alive() does not count it.
+running=''
+alive "$qa" && running="$running A ($qa)"
+alive "$qb" && running="$running B ($qb)"
+[ -n "$running" ] && echo "# QEMU still running:$running"
 check "both guests shut down, their QEMU exited" sh -c \
 	"grep -q '@@L2_DONE rc=0' $D/tmp/q13a.console &&
-	 grep -q '@@L2_DONE rc=0' $D/tmp/q13b.console &&
-	 ! kill -0 $qa 2>/dev/null && ! kill -0 $qb 2>/dev/null"
+	 grep -q '@@L2_DONE rc=0' $D/tmp/q13b.console && [ -z '$running' ]"
 for g in q13a q13b; do
 	sed "s/^/# qemu $g: /" "$D/tmp/$g.err"
 done
