@@ -101,6 +101,14 @@ count_paths() {
 	echo "$n"
 }
 
+# ---- L2 guests ----------------------------------------------------------------
+
+# The kernel command line of an L2 guest, the test kernel booted by a QEMU
+# or libvirt in this VM: scripts/vm/l2-qemu's, which says why each
+# argument is there.
+L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq no_timer_check kunit.enable=0"
+L2_CMDLINE="$L2_CMDLINE kmemleak=off no_debug_objects"
+
 # ---- simulated GPU (gvt-rs sim provider) -------------------------------------
 
 GVT_PARENT=/sys/class/mdev_bus/gvtsim0

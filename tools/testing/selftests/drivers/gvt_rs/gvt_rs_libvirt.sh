@@ -209,10 +209,9 @@ check "a refused weight (0) fails nodedev-create (gvt-rs's error) and leaves no 
 	 [ ! -e /sys/bus/mdev/devices/$ub ] &&
 	 [ \$(cat $TYPES/$T/available_instances) = $now ]"
 
-# The guest's kernel command line: as scripts/vm/l2-qemu's, and 20 s of
+# The guest's kernel command line: the lib's L2_CMDLINE, and 20 s of
 # 20 ms workloads, four queued.
-L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off"
-L2_CMDLINE="$L2_CMDLINE no_debug_objects gvt_l2.run=-p,compute,-d,20000,-q,4,-t,20"
+L2_CMDLINE="$L2_CMDLINE gvt_l2.run=-p,compute,-d,20000,-q,4,-t,20"
 # The domain: the test kernel with the guest driver and its client, the
 # vGPU as an mdev host device. on_reboot=destroy: the guest's init ends
 # with a reboot once its client is done.

@@ -39,9 +39,7 @@ QEMU=/usr/bin/qemu-system-x86_64
 LIMIT_S=${GVT_RS_TEST_TIMEOUT:-1200}
 DEADLINE=$((GVT_T0 + LIMIT_S - 120))
 BIND="gvt_rs_guest .*: vGPU .* irq"
-# The guests' kernel command line, as scripts/vm/l2-qemu's.
-L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off"
-L2_CMDLINE="$L2_CMDLINE no_debug_objects"
+# The guests' kernel command line is the lib's L2_CMDLINE.
 # 10 s of 20 ms workloads, four queued; then copies on both engines, one
 # at a time: B's for COPY_B_S s, A's until its vGPU goes (the hold then
 # sees it gone at once).
