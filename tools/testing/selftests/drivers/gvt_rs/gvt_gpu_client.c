@@ -234,7 +234,6 @@ static int malformed(uint32_t opc)
 	return st.failed && GVT_SIM_FAULT_REASON(fault) == GVT_SIM_FAULT_OPCODE ? 0 : 1;
 }
 
-
 /*
  * -p copy: copies until t_end or until the vGPU goes, one at a time, each
  * checked against its pattern's checksum. 0: none wrong, none lost.
