@@ -1766,3 +1766,30 @@ fn sixty_four_saturating_vgpus_get_their_weights_shares() {
         }
     }
 }
+
+#[test]
+fn sixty_four_vgpus_staggered_as_in_the_vm() {
+    // As gvt_rs_density.sh: created at weight 1, started one by one,
+    // weighted while idle, then all saturating at once.
+    for p in [Policy::Sfq] {
+        let mut sim = Sim::<64>::new(p);
+        sim.s.set_tunable(Tunable::SfqSliceUs, 2000, 0).unwrap();
+        let ids: Vec<usize> = (0..64).collect();
+        for &i in &ids {
+            sim.run_until(sim.now + 700 * MS);
+            sim.add(i, 1);
+            sim.s.set_weight(vid(i), (i % 4 + 1) as u32).unwrap();
+        }
+        let t = sim.now;
+        for &i in &ids {
+            sim.saturate[i] = Some(MS);
+        }
+        sim.run_until(t + 1);
+        sim.run_until(t + 5000 * MS);
+        sim.measure();
+        sim.run_until(t + 65_000 * MS);
+        let f = sim.fairness(&ids);
+        std::eprintln!("{p:?} staggered: {f:?} busy {:?}", &sim.busy[..8]);
+        assert!(f.min_max_ppm >= 980_000, "{p:?}: {f:?}");
+    }
+}
