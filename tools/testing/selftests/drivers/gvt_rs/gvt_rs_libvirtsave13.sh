@@ -100,7 +100,7 @@ domain_xml() {
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>/l2/bzImage</kernel>
     <initrd>/l2/initramfs.cpio</initrd>
-    <cmdline>console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off</cmdline>
+    <cmdline>$L2_CMDLINE</cmdline>
   </os>
   <features><acpi/></features>
   <devices>

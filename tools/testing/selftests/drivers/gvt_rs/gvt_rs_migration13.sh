@@ -50,12 +50,10 @@ D=/debian13
 QEMU=/usr/bin/qemu-system-x86_64
 LIMIT_S=${GVT_RS_TEST_TIMEOUT:-1200}
 DEADLINE=$((GVT_T0 + LIMIT_S - 120))
-# The guest's kernel command line, as scripts/vm/l2-qemu's.
-L2_CMDLINE="console=ttyS0 loglevel=4 panic=-1 acpi=noirq kunit.enable=0 kmemleak=off"
-L2_CMDLINE="$L2_CMDLINE no_debug_objects"
 # Copies on both engines and 20 ms compute workloads on engine 0, both
 # until the vGPU goes (-t far beyond the test).
 RUN="-p,copy,-e,-1,-t,3600&-p,compute,-d,20000,-q,4,-t,3600"
+# The guest's kernel command line: gvt_rs_lib.sh's, and the runs.
 GUEST="$L2_CMDLINE gvt_l2.go=1 gvt_l2.run=$RUN gvt_l2.hold=120"
 # QEMU's warning for enable-migration=on (above): one line per QEMU.
 NO_DIRTY="VFIO device doesn't support device and IOMMU dirty tracking"
