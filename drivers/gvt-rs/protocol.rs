@@ -11,10 +11,7 @@
 //! against the header at build time, so neither side can drift from it.
 //! `Documentation/gvt-rs/simulated-gpu.rst` has the prose.
 
-use kernel::{
-    io::register,
-    uapi, //
-};
+use kernel::uapi;
 
 /// A protocol number as a `u16`; a build error if it does not fit.
 const fn to_u16(v: u32) -> u16 {
@@ -194,54 +191,73 @@ pub mod fault {
     }
 }
 
-register! {
-    /// `STATUS`: the vGPU's state.
-    pub STATUS(u32) @ 0x010 {
-        /// Failed until a reset.
-        2:2 failed => bool;
-        /// The vGPU is started.
-        1:1 scheduled => bool;
-        /// Work outstanding.
-        0:0 busy => bool;
-    }
+/// The registers with fields, typed with [`kernel::io::register!`]: read
+/// and written whole through an [`kernel::io::Io`] (the guest driver's
+/// BAR0), or built from and turned into their `u32` (the device model).
+pub mod reg {
+    // The macro's constants of each field (its range, mask and shift) carry
+    // no documentation; the registers and their fields do.
+    #![allow(missing_docs)]
 
-    /// `FAULT`: why, where and at which descriptor the vGPU failed; 0 while
-    /// it has not.
-    pub FAULT(u32) @ 0x020 {
-        /// The descriptor's index in its ring.
-        31:16 index;
-        /// The engine.
-        15:8 engine;
-        /// The reason, one of [`fault`].
-        7:0 reason;
-    }
+    use kernel::io::register;
 
-    /// `IRQ_STATUS`: interrupt causes, write 1 to clear.
-    pub IRQ_STATUS(u32) @ 0x038 {
-        /// The vGPU failed.
-        8:8 fault => bool;
-        /// A completion on engine 1 (blitter).
-        1:1 engine1 => bool;
-        /// A completion on engine 0 (render).
-        0:0 engine0 => bool;
-    }
+    register! {
+        /// `STATUS`: the vGPU's state.
+        pub STATUS(u32) @ 0x010 {
+            /// Failed until a reset.
+            2:2 failed => bool;
+            /// The vGPU is started.
+            1:1 scheduled => bool;
+            /// Work outstanding.
+            0:0 busy => bool;
+        }
 
-    /// `IRQ_ENABLE`: the interrupt causes that are raised.
-    pub IRQ_ENABLE(u32) @ 0x03c {
-        /// On a fault.
-        8:8 fault => bool;
-        /// On a completion on engine 1.
-        1:1 engine1 => bool;
-        /// On a completion on engine 0.
-        0:0 engine0 => bool;
-    }
+        /// `FAULT`: why, where and at which descriptor the vGPU failed; 0 while
+        /// it has not.
+        pub FAULT(u32) @ 0x020 {
+            /// The descriptor's index in its ring.
+            31:16 index;
+            /// The engine.
+            15:8 engine;
+            /// The reason, one of [`super::fault`].
+            7:0 reason;
+        }
 
-    /// `RESET`: writing bit 0 resets the device.
-    pub RESET(u32) @ 0x048 {
-        /// Reset.
-        0:0 reset => bool;
+        /// `IRQ_STATUS`: interrupt causes, write 1 to clear.
+        pub IRQ_STATUS(u32) @ 0x038 {
+            /// The vGPU failed.
+            8:8 fault => bool;
+            /// A completion on engine 1 (blitter).
+            1:1 engine1 => bool;
+            /// A completion on engine 0 (render).
+            0:0 engine0 => bool;
+        }
+
+        /// `IRQ_ENABLE`: the interrupt causes that are raised.
+        pub IRQ_ENABLE(u32) @ 0x03c {
+            /// On a fault.
+            8:8 fault => bool;
+            /// On a completion on engine 1.
+            1:1 engine1 => bool;
+            /// On a completion on engine 0.
+            0:0 engine0 => bool;
+        }
+
+        /// `RESET`: writing bit 0 resets the device.
+        pub RESET(u32) @ 0x048 {
+            /// Reset.
+            0:0 reset => bool;
+        }
     }
 }
+
+pub use reg::{
+    FAULT,
+    IRQ_ENABLE,
+    IRQ_STATUS,
+    RESET,
+    STATUS, //
+};
 
 // The typed registers are the header's: their offsets and bits, checked.
 const _: () = {

@@ -442,7 +442,7 @@ impl Gpu {
             enable |= regs::irq_engine(e);
         }
         bar.write32(enable, regs::REG_IRQ_ENABLE);
-        let fault = bar.read32(regs::REG_FAULT);
+        let fault = u32::from(bar.read(regs::FAULT));
         if bar.read(regs::STATUS).failed() {
             st.failed = true;
             st.fault = fault;
@@ -504,7 +504,7 @@ impl Gpu {
         }
         bar.write32(status, regs::REG_IRQ_STATUS);
         let fault = if regs::IRQ_STATUS::from(status).fault() {
-            Some(bar.read32(regs::REG_FAULT))
+            Some(u32::from(bar.read(regs::FAULT)))
         } else {
             None
         };
@@ -527,7 +527,7 @@ impl Gpu {
         if let Some(bar) = self.bar.try_access() {
             if bar.read(regs::STATUS).failed() {
                 st.failed = true;
-                st.fault = bar.read32(regs::REG_FAULT);
+                st.fault = u32::from(bar.read(regs::FAULT));
             }
         }
     }
@@ -727,7 +727,7 @@ impl Gpu {
             };
         }
         let fault = match self.bar.try_access() {
-            Some(bar) => bar.read32(regs::REG_FAULT),
+            Some(bar) => u32::from(bar.read(regs::FAULT)),
             None => st.fault,
         };
         Ok(Stats {
