@@ -44,7 +44,7 @@
 #include <unistd.h>
 #include <linux/vfio.h>
 
-#include "gvt_sim_dev.h"
+#include <linux/gvt_rs_sim.h>
 
 #define IOVA		0x100000ull
 #define MEM_SIZE	(64 * 4096)
