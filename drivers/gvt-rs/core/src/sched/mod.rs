@@ -98,7 +98,10 @@ pub use gvtg::GvtgSwitch;
 pub use lathist::LAT_BUCKETS;
 pub use metrics::Fairness;
 pub use policy::Policy;
-pub use scheduler::Scheduler;
+pub use scheduler::{
+    Scheduler,
+    COMPLETION_OVERHEAD_MAX_NS, //
+};
 pub use sfq::{
     WakeRule,
     VSCALE, //

@@ -591,8 +591,10 @@ impl<const N: usize> Scheduler<N> {
     /// flooding the engine with tiny workloads pays for the engine time its
     /// completions take from others. The charge is the vGPU's
     /// `occupied_ns`, and what every policy and fairness figure counts;
-    /// `busy_ns` keeps `gpu_ns`. It counts as contended if every other
-    /// started vGPU has work queued or in flight.
+    /// `busy_ns` keeps `gpu_ns`. The occupancy beyond `gpu_ns` is charged
+    /// up to [`COMPLETION_OVERHEAD_MAX_NS`]: a longer wait for a host CPU
+    /// is nobody's. It counts as contended if every other started vGPU has
+    /// work queued or in flight.
     pub fn completed(
         &mut self,
         id: VgpuId,
@@ -619,7 +621,7 @@ impl<const N: usize> Scheduler<N> {
         if c.inflight == 0 || n == 0 {
             return Err(Error::Invalid);
         }
-        let cost = gpu_ns.max(now.saturating_sub(*since));
+        let cost = occupancy(gpu_ns, now.saturating_sub(*since));
         *since = now;
         c.inflight = c.inflight.saturating_sub(1);
         g.inflight = g.inflight.saturating_sub(1);
@@ -887,6 +889,25 @@ impl<const N: usize> Scheduler<N> {
             inflight: self.inflight,
         }
     }
+}
+
+/// The most a completion is charged beyond the workload's own GPU time,
+/// ns: the per-completion overhead (the completion interrupt and the work
+/// item that processes it) takes microseconds on hardware and a few hundred
+/// in the TCG test VM. A completion processed later than that waited for a
+/// host CPU: charging the wait to the vGPU whose workload happened to be on
+/// the engine starved it for that wait times the total weight over its own
+/// (a 3 s stall of one weight-1 vGPU's first completion beside 63 others
+/// of weights 1-4: 480 s without a turn).
+pub const COMPLETION_OVERHEAD_MAX_NS: u64 = 1_000_000;
+
+/// The engine occupancy charged for a completion: `held` ns since the
+/// workload's dispatch (or the previous completion on its engine), at
+/// least the `gpu_ns` the provider measured and at most
+/// [`COMPLETION_OVERHEAD_MAX_NS`] more.
+pub(super) fn occupancy(gpu_ns: u64, held: u64) -> u64 {
+    held.min(gpu_ns.saturating_add(COMPLETION_OVERHEAD_MAX_NS))
+        .max(gpu_ns)
 }
 
 /// vGPU `id` of `v`, unless its slot is free ([`Error::Invalid`]). Free
