@@ -42,8 +42,9 @@ use std::collections::{
 
 /// Room for vGPUs in the simulated GPU.
 pub const CAP: usize = 64;
-/// High-GM slots of the simulated GPU (4 GB, as the kernel's largest).
-const SLOTS: u16 = 64;
+/// Most high-GM slots of the simulated GPU (4 GB, as the kernel's
+/// largest), the default of [`Config::slots`].
+pub const SLOTS: u16 = 64;
 
 pub const MS: u64 = 1_000_000;
 pub const US: u64 = 1_000;
@@ -153,6 +154,9 @@ pub struct Config {
     /// The provider favours the vCPUs of the vGPU the core names in
     /// `coschedule()` (no `vcpu_wake_ns` delay for them).
     pub cosched: bool,
+    /// High-GM slots of the simulated GPU, at most 64 (gScale shares them
+    /// when the VMs' graphics memory does not fit).
+    pub slots: u16,
 }
 
 impl Default for Config {
@@ -169,6 +173,7 @@ impl Default for Config {
             seed: 1,
             vcpu_wake_ns: 0,
             cosched: false,
+            slots: SLOTS,
         }
     }
 }
@@ -349,7 +354,7 @@ impl GvtCore {
         let gpu_cfg = GpuConfig {
             engines: cfg.engines,
             low_mb: u32::MAX,
-            slots: SLOTS,
+            slots: cfg.slots.clamp(1, SLOTS),
             low_shared_entries: 0,
             relocate: false,
             max_vgpus: CAP,
@@ -909,5 +914,44 @@ mod tests {
             assert_eq!(r.vms[0].busy_ns, again.vms[0].busy_ns);
             assert_eq!(r.vms[1].lat, again.vms[1].lat);
         }
+    }
+
+    #[test]
+    fn sixty_four_one_slot_vms_on_54_shared_slots_get_their_shares() {
+        // gvt_rs_density.sh's GPU: 64 one-slot vGPUs under gScale on 54
+        // slots (10 shared by two), two engines, sfq with 2 ms turns, 64
+        // saturating VMs of weights 1-4 through the engine logic
+        // (placement, switch-ins loading shared slots).
+        let cfg = Config {
+            tunables: vec![(Tunable::SfqSliceUs, 2000)],
+            engines: 2,
+            duration_ns: 45_000 * MS,
+            warmup_ns: 5_000 * MS,
+            slots: 54,
+            ..Config::default()
+        };
+        let specs: Vec<VmSpec> = (0..64)
+            .map(|i| {
+                let load = Load::Saturate {
+                    depth: 16,
+                    svc_ns: MS,
+                };
+                let mut v = VmSpec::new(&format!("v{i}"), (i % 4 + 1) as u32, load);
+                v.gm_mb = 64;
+                v.engine = i % 2;
+                v
+            })
+            .collect();
+        let mut core = GvtCore::new(&cfg);
+        let r = run_on(&mut core, &specs, &cfg);
+        // Every VM placed, 10 slots shared by two.
+        let shared = (0..64u16)
+            .filter_map(|i| core.gpu.pool.placement(vid(usize::from(i))))
+            .filter(|p| p.start < 10)
+            .count();
+        assert_eq!(shared, 20);
+        let f = r.fairness_busy();
+        assert_eq!(f.active, 64);
+        assert!(f.min_max_ppm >= 980_000, "{f:?}");
     }
 }
