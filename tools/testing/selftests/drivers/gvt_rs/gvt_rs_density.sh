@@ -107,6 +107,41 @@ spread() {
 	}'
 }
 
+# outliers WEIGHTS BEFORE AFTER UUIDS: for each vGPU whose share of the
+# summed growth is under half or over twice its weight's, its gvt_rs
+# files and its guest's output; then the GPU's files and every vGPU's
+# sfq tag (index:tag), once, if there was one.
+outliers() {
+	idx=$(echo "$1|$2|$3" | awk -F'|' '{
+		n = split($1, w, " "); split($2, b, " "); split($3, a, " ")
+		t = 0; tw = 0
+		for (i = 1; i <= n; i++) { d[i] = a[i] - b[i]; t += d[i]; tw += w[i] }
+		if (t <= 0) exit
+		for (i = 1; i <= n; i++) {
+			r = (d[i] / t) / (w[i] / tw)
+			if (r < 0.5 || r > 2) printf "%d ", i - 1
+		}
+	}')
+	[ -n "$idx" ] || return 0
+	for k in $idx; do
+		# shellcheck disable=SC2086 # the UUIDs, one a word
+		u=$(echo $4 | cut -d' ' -f$((k + 1)))
+		echo "# outlier vGPU $k ($u):"
+		grep . /sys/bus/mdev/devices/"$u"/gvt_rs/* 2>&1 | sed 's|.*/gvt_rs/|#   |'
+		sed 's/^/#   guest: /' "/tmp/dens_$k.out" | tail -5
+	done
+	echo "# GPU:"
+	for f in current_vgpu inflight picks switches withheld_ns fairness_min_max_ppm; do
+		echo "#   $f $(cat "$GVT_GPU/$f" 2>&1)"
+	done
+	k=0 tags=""
+	for u in $4; do
+		tags="$tags $k:$(vstat "$u" sfq_tag_ns)/$(vstat "$u" queue_depth)"
+		k=$((k + 1))
+	done
+	echo "# tags/queue_depth:$tags" | fold -w 96 | sed '2,$s/^/# /'
+}
+
 # snap FILE UUID...: the counter of each vGPU, space separated.
 snap() {
 	f=$1
@@ -202,6 +237,9 @@ np=$(((p1 - p0) > 0 ? (p1 - p0) : 1))
 echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns," \
 	"overdue per pick $(((o1 - o0) / np)) ns (TCG)," \
 	"policy_lock_max_ns=$pmax slots_lock_max_ns=$smax"
+# A vGPU under half or over twice its share: its files and the GPU's,
+# its guest's output, and every vGPU's tag, to tell why.
+outliers "$WEIGHTS" "$b" "$a" "$VGPUS"
 check "sfq: 64 vGPUs, each weight's mean share (min_max $c_cl >= 0.98)" \
 	awk -v m="$c_cl" 'BEGIN { exit !(m + 0 == m && m >= 0.98) }'
 check "sfq: 64 vGPUs of weights 1-4, each its weight's share (min_max $c_mm >= 0.95)" \
