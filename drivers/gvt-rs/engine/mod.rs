@@ -716,12 +716,11 @@ impl Engine {
         }
         let picked = st.table.pick(&mut st.sched, &mut sl.pool, p, self, now);
         if idle && sl.pool.replace_pending() {
-            // A copy of the pool, planned without the locks: a memcpy of
-            // its fixed size (27 KB at 64 vGPUs) from one allocation to the
-            // other, never through the stack, as `*snapshot = *pool` would.
+            // A copy of the pool, planned without the locks, into the
+            // preallocated snapshot, never through the stack
+            // (`SlotPool::copy_from`).
             let mut st = rp.state.lock();
-            core::slice::from_mut(&mut *st.snapshot)
-                .copy_from_slice(core::slice::from_ref(&*sl.pool));
+            st.snapshot.copy_from(&sl.pool);
             drop(st);
             rp.busy.store(true, Ordering::Release);
             if workqueue::system_unbound().enqueue(rp.clone()).is_err() {

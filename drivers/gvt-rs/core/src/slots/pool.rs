@@ -644,6 +644,56 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.pending
     }
 
+    /// Makes this pool a copy of `src`, a field and a vGPU at a time.
+    ///
+    /// For the kernel, which plans re-placement on a preallocated copy of
+    /// its pool: `*copy = *pool` may go through a temporary of the whole
+    /// pool (27 KB at 64 vGPUs) on a 16 KB kernel stack, and a slice copy
+    /// has a length check whose failure path objtool does not know. Every
+    /// field is named, so a field added to the pool must be added here.
+    pub fn copy_from(&mut self, src: &Self) {
+        let Self {
+            m,
+            low_entries,
+            kind,
+            tun,
+            vgpus,
+            res,
+            next_seq,
+            anchor,
+            last_replace_ms,
+            totals,
+            current,
+            hist,
+            hist_head,
+            hist_len,
+            gaps,
+            generation,
+            deferred,
+            pending,
+        } = src;
+        self.m = *m;
+        self.low_entries = *low_entries;
+        self.kind = *kind;
+        self.tun = *tun;
+        for (d, s) in self.vgpus.iter_mut().zip(vgpus) {
+            *d = *s;
+        }
+        self.res = *res;
+        self.next_seq = *next_seq;
+        self.anchor = *anchor;
+        self.last_replace_ms = *last_replace_ms;
+        self.totals = *totals;
+        self.current = *current;
+        self.hist = *hist;
+        self.hist_head = *hist_head;
+        self.hist_len = *hist_len;
+        self.gaps = *gaps;
+        self.generation = *generation;
+        self.deferred = *deferred;
+        self.pending = *pending;
+    }
+
     /// Computes the periodic re-placement without applying it (call it on a
     /// clone). The plan is empty for allocators that do not re-place.
     pub fn plan_replace(&mut self) -> ReplacePlan<V> {

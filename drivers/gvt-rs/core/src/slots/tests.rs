@@ -800,3 +800,22 @@ fn reload_after_a_placement_took_the_running_vgpus_slots() {
     assert_eq!(p.reload(0).unwrap().entries(), 0);
     assert!(!p.resident(7));
 }
+
+#[test]
+fn copy_from_makes_an_identical_pool() {
+    let mut p = pool(10, AllocatorKind::Cost);
+    p.set_deferred_replace(true);
+    for (i, size) in [(0u8, 4u16), (1, 2), (2, 6), (3, 1)] {
+        p.create(i, size, 0).unwrap();
+    }
+    let mut now = 0;
+    rr(&mut p, 4, 5, &mut now);
+    let mut copy = pool(3, AllocatorKind::Static);
+    copy.copy_from(&p);
+    assert_eq!(format!("{copy:?}"), format!("{p:?}"));
+    // And it plans as the original would.
+    assert_eq!(
+        format!("{:?}", copy.plan_replace()),
+        format!("{:?}", p.plan_replace())
+    );
+}
