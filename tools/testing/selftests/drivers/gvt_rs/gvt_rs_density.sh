@@ -19,7 +19,7 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 14
 check "gvt_rs ready" sim_ready
 
 N=64
@@ -200,6 +200,7 @@ set_attr "$GVT_GPU/sfq_slice_us" 2000
 WEIGHTS=""
 i=0
 rm -f /tmp/dens.go
+t_setup=$(uptime_s)
 for u in $VGPUS; do
 	w=$((i % 4 + 1))
 	set_attr "$(vgpu_attr "$u" weight)" "$w"
@@ -208,6 +209,7 @@ for u in $VGPUS; do
 	i=$((i + 1))
 done
 t_start=$(uptime_s)
+echo "# figure: $N guests opened their vGPUs in $((t_start - t_setup)) s"
 guests_go /tmp/dens.go
 sleep 5
 # shellcheck disable=SC2086 # the UUIDs, one a word
@@ -240,6 +242,11 @@ echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns," \
 # A vGPU under half or over twice its share: its files and the GPU's,
 # its guest's output, and every vGPU's tag, to tell why.
 outliers "$WEIGHTS" "$b" "$a" "$VGPUS"
+# Every guest still has its vGPU open: one that gave up before the run
+# (its start-file wait) leaves its vGPU stopped, with no share at all.
+# shellcheck disable=SC2086
+started=$(sum_stat started $VGPUS)
+check "sfq: all $N guests ran through the window ($started vGPUs started)" test "$started" = $N
 check "sfq: 64 vGPUs, each weight's mean share (min_max $c_cl >= 0.98)" \
 	awk -v m="$c_cl" 'BEGIN { exit !(m + 0 == m && m >= 0.98) }'
 check "sfq: 64 vGPUs of weights 1-4, each its weight's share (min_max $c_mm >= 0.95)" \
