@@ -78,11 +78,37 @@ wait_until() {
 
 # running PID: the process has not exited. (kill -0 also succeeds on a
 # child that exited and that the shell has not waited for yet, a zombie.)
+# (read, not cat: tests poll it every second, and every process started is
+# slow under TCG). An empty PID is not running.
 running() {
-	[ -r "/proc/$1/stat" ] || return 1
-	read -r _st 2>/dev/null <"/proc/$1/stat" || return 1
+	[ -n "$1" ] || return 1
+	{ read -r _st <"/proc/$1/stat"; } 2>/dev/null || return 1
 	_st=${_st##*) }
 	[ "${_st%% *}" != Z ]
+}
+
+# stop PID...: SIGTERM to those of the processes still running, SIGKILL to
+# those left 10 s later; returns when none runs (or 10 s after the SIGKILL).
+stop() {
+	for _sig in TERM KILL; do
+		_left=''
+		for _p in "$@"; do
+			running "$_p" && _left="$_left $_p"
+		done
+		[ -n "$_left" ] || return 0
+		# shellcheck disable=SC2086 # the pids are words
+		kill -s "$_sig" $_left 2>/dev/null
+		_i=0
+		while [ $_i -lt 100 ]; do
+			_still=''
+			for _p in $_left; do
+				running "$_p" && _still=1
+			done
+			[ -n "$_still" ] || return 0
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+	done
 }
 
 module_loaded() {
@@ -331,4 +357,111 @@ l2_kernel_bad() {
 	_kb="$_kb|lockdep is turned off|scheduling while atomic|UBSAN:|blocked for more than"
 	_kb="$_kb|sleeping function called from invalid context"
 	sed -n '/@@L2_DMESG_BEGIN/,/@@L2_DMESG_END/p' "$@" | grep -E "$_kb|Call Trace"
+}
+
+# The Debian roots: make check's first VM boot has Debian 12's at /debian,
+# its second Debian 13's at /debian13 (scripts/vm-run.sh). A test sets D to
+# the root and runs the root's programs chrooted in it, with the VM's /proc,
+# /sys and /dev, and /l2 (the L2 guests' kernel and initramfs) mounted there.
+
+# in_debian PROGRAM...: a program of the root $D, named by its path (the
+# VM's busybox chroot and env run a busybox applet for a bare name).
+in_debian() {
+	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
+}
+
+# debian_mounts: the mount points at or below $D, the latest first (a
+# mount's submounts come after it in /proc/self/mounts).
+debian_mounts() {
+	awk -v d="$D" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts |
+		sed -n '1!G;h;$p'
+}
+
+# debian_procs: the processes chrooted in $D (what a test started there:
+# QEMU, libvirt's daemons, udevd, and their children).
+debian_procs() {
+	for _p in /proc/[0-9]*; do
+		[ "$(readlink "$_p/root" 2>/dev/null)" = "$D" ] && echo "${_p#/proc/}"
+	done
+}
+
+# debian_release: ends whatever runs in the root $D (stop) and undoes its
+# mounts, deepest first; a mount still busy is detached (umount -l), so
+# that the next test mounts afresh whatever this one left behind. Says
+# what it stopped; status 1 if a mount is left.
+debian_release() {
+	_procs=$(debian_procs)
+	if [ -n "$_procs" ]; then
+		echo "# $D: stopping what still runs in it:" \
+			"$(for _p in $_procs; do cat "/proc/$_p/comm" 2>/dev/null; done | tr '\n' ' ')"
+		# shellcheck disable=SC2086 # the pids are words
+		stop $_procs
+	fi
+	for _m in $(debian_mounts); do
+		umount "$_m" 2>/dev/null || umount -l "$_m" || return 1
+	done
+	[ -z "$(debian_mounts)" ]
+}
+
+# debian_mount qemu|host: mounts the VM's /proc, /sys, /dev and /l2 in the
+# root $D, after releasing (debian_release) what an earlier test left in it,
+# which it names: what QEMU run chrooted there needs. With host, the root is also set up as a host's libvirt
+# needs it: a mount point of its own (the QEMU driver makes it a slave mount
+# in the namespace it runs QEMU in), /dev/pts, /dev/shm, tmpfs on /run and
+# /tmp, and the links a booting system makes in /dev (mdevctl reads the
+# JSON libvirt passes it from /dev/stdin; the VM's init may have made some).
+debian_mount() {
+	_left=$(debian_mounts)
+	[ -z "$_left" ] ||
+		echo "# $D: mounts left by an earlier test, undone: $(echo "$_left" | tr '\n' ' ')"
+	debian_release || return 1
+	case "$1" in
+	qemu | host) ;;
+	*) echo "# debian_mount: qemu or host, not '$1'" && return 1 ;;
+	esac
+	if [ "$1" = host ]; then
+		mount --bind "$D" "$D" || return 1
+	fi
+	mount -t proc proc "$D/proc" && mount -t sysfs sysfs "$D/sys" &&
+		mount -t devtmpfs devtmpfs "$D/dev" && mkdir -p "$D/l2" &&
+		mount --bind /l2 "$D/l2" || return 1
+	[ "$1" = host ] || return 0
+	mkdir -p "$D/dev/pts" "$D/dev/shm" &&
+		mount -t devpts -o ptmxmode=0666 devpts "$D/dev/pts" &&
+		mount -t tmpfs tmpfs "$D/dev/shm" && mount -t tmpfs tmpfs "$D/run" &&
+		mount -t tmpfs tmpfs "$D/tmp" || return 1
+	for _l in fd:/proc/self/fd stdin:/proc/self/fd/0 stdout:/proc/self/fd/1 \
+		stderr:/proc/self/fd/2; do
+		[ -L "$D/dev/${_l%%:*}" ] || ln -s "${_l#*:}" "$D/dev/${_l%%:*}" || return 1
+	done
+}
+
+# debian_guest NAME APPEND QEMU-ARGS...: starts an L2 guest (scripts/vm/
+# l2-init) with the root's QEMU, the kernel command line L2_CMDLINE APPEND
+# and QEMU-ARGS (the vGPU's device, -incoming, a QMP monitor...); prints
+# the command line as a comment and sets pid to QEMU's. Its console is
+# /tmp/NAME.console in the root, its standard error /tmp/NAME.err; what is
+# written to the FIFO /tmp/NAME.in is typed on the console (QEMU's pipe
+# backend reads PATH.in and writes PATH.out: links to the FIFO and the
+# console file, as scripts/vm/l2-qemu).
+debian_guest() {
+	_name=$1 _append=$2
+	shift 2
+	rm -f "$D/tmp/$_name.console" "$D/tmp/$_name.in" "$D/tmp/$_name.err" \
+		"$D/tmp/$_name.console.pipe.in" "$D/tmp/$_name.console.pipe.out"
+	: >"$D/tmp/$_name.console"
+	mkfifo "$D/tmp/$_name.in"
+	ln -s "/tmp/$_name.in" "$D/tmp/$_name.console.pipe.in"
+	ln -s "/tmp/$_name.console" "$D/tmp/$_name.console.pipe.out"
+	set -- /usr/bin/qemu-system-x86_64 -accel tcg -machine pc -m 160 -smp 1 \
+		-nodefaults -no-reboot -display none -monitor none \
+		-chardev "pipe,id=console,path=/tmp/$_name.console.pipe" -serial chardev:console \
+		-kernel /l2/bzImage -initrd /l2/initramfs.cpio -append "$L2_CMDLINE $_append" "$@"
+	echo "# $_name: $*"
+	# Not through in_debian: a function in the background is a subshell,
+	# whose child QEMU would be; chroot and env exec, so $! is QEMU.
+	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@" \
+		</dev/null >/dev/null 2>"$D/tmp/$_name.err" &
+	# shellcheck disable=SC2034 # the caller's
+	pid=$!
 }

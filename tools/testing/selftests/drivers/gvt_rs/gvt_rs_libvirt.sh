@@ -41,41 +41,8 @@ fi
 need_spare_pci
 ktap_set_plan 22
 
-# in_debian COMMAND...: a command of the Debian root.
-in_debian() {
-	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
-}
-
 virsh() {
 	in_debian virsh -c qemu:///system "$@"
-}
-
-# The Debian root's view of the system. Its root is a mount point of its
-# own, as on a real host: the QEMU driver makes it a slave mount in the
-# private namespace it runs each QEMU in.
-debian_mount() {
-	mount --bind "$D" "$D" &&
-		mount -t proc proc "$D/proc" &&
-		mount -t sysfs sysfs "$D/sys" &&
-		mount -t devtmpfs devtmpfs "$D/dev" &&
-		mkdir -p "$D/dev/pts" "$D/dev/shm" "$D/l2" &&
-		mount -t devpts -o ptmxmode=0666 devpts "$D/dev/pts" &&
-		mount -t tmpfs tmpfs "$D/dev/shm" &&
-		mount -t tmpfs tmpfs "$D/run" &&
-		mount -t tmpfs tmpfs "$D/tmp" &&
-		mount --bind /l2 "$D/l2" &&
-		debian_dev_links
-}
-
-# What a booting system links in /dev (mdevctl reads the JSON libvirt
-# passes it from /dev/stdin). /dev is the VM's own devtmpfs, where the VM's
-# init may already have made some of them.
-debian_dev_links() {
-	for l in fd:/proc/self/fd stdin:/proc/self/fd/0 stdout:/proc/self/fd/1 \
-		stderr:/proc/self/fd/2; do
-		[ -L "$D/dev/${l%%:*}" ] || ln -s "${l#*:}" "$D/dev/${l%%:*}" || return 1
-	done
-	[ -L "$D/dev/stdin" ]
 }
 
 # qemu_cmdline NAME: the command line of the QEMU running domain NAME
@@ -94,21 +61,13 @@ qemu_cmdline() {
 }
 
 # Daemons are stopped and mounts undone whatever happens to the test.
-cleanup() {
-	for pidfile in "$D"/run/libvirtd.pid "$D"/run/virtlogd.pid; do
-		[ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
-	done
-	in_debian udevadm control --exit 2>/dev/null
-	sleep 1
-	for m in l2 tmp run dev/shm dev/pts dev sys proc ""; do
-		umount "$D/$m" 2>/dev/null
-	done
-}
-trap cleanup EXIT
+trap debian_release EXIT
 
 check "gvt_rs ready" sim_ready
 check "the spare function $P is a simulated GPU" pci_gpu_bind
-check "the Debian root is mounted" debian_mount
+# As on a real host, the root a mount point of its own: the QEMU driver
+# makes it a slave mount in the private namespace it runs each QEMU in.
+check "the Debian root is mounted" debian_mount host
 
 # udev first: libvirt's node-device driver reads devices through it and
 # follows its events (a new mdev appears in libvirt through udev).

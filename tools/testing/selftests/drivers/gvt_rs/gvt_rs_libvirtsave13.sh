@@ -34,42 +34,22 @@ if [ ! -x "$D/usr/sbin/libvirtd" ] || [ ! -x /l2/qemu ]; then
 fi
 ktap_set_plan 8
 
-in_debian() {
-	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
-}
-
 virsh() {
 	in_debian virsh -c qemu:///system "$@"
-}
-
-# The root's view of the system, as gvt_rs_libvirt.sh mounts it (its root a
-# mount point of its own, as on a host).
-mounted() {
-	mount --bind "$D" "$D" && mount -t proc proc "$D/proc" &&
-		mount -t sysfs sysfs "$D/sys" && mount -t devtmpfs devtmpfs "$D/dev" &&
-		mkdir -p "$D/dev/pts" "$D/dev/shm" "$D/l2" &&
-		mount -t devpts -o ptmxmode=0666 devpts "$D/dev/pts" &&
-		mount -t tmpfs tmpfs "$D/dev/shm" && mount -t tmpfs tmpfs "$D/run" &&
-		mount -t tmpfs tmpfs "$D/tmp" && mount --bind /l2 "$D/l2"
 }
 
 u=''
 cleanup() {
 	virsh destroy gvt-save >/dev/null 2>&1
 	virsh undefine gvt-save >/dev/null 2>&1
-	for pidfile in "$D"/run/libvirtd.pid "$D"/run/virtlogd.pid; do
-		[ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
-	done
-	sleep 1
+	debian_release
 	[ -n "$u" ] && [ -e "/sys/bus/mdev/devices/$u" ] && vgpu_remove "$u"
-	for m in l2 tmp run dev/shm dev/pts dev sys proc ""; do
-		umount "$D/$m" 2>/dev/null
-	done
 }
 trap cleanup EXIT
 
 check "gvt_rs ready" sim_ready
-check "the Debian 13 root is mounted" mounted
+# The root as gvt_rs_libvirt.sh mounts it (as on a host).
+check "the Debian 13 root is mounted" debian_mount host
 # QEMU in the VM's mount namespace (gvt_rs_libvirt.sh says why).
 grep -qx 'namespaces = \[\]' "$D/etc/libvirt/qemu.conf" ||
 	echo 'namespaces = []' >>"$D/etc/libvirt/qemu.conf"

@@ -53,8 +53,8 @@ DEADLINE=$((GVT_T0 + LIMIT_S - 120))
 # Copies on both engines and 20 ms compute workloads on engine 0, both
 # until the vGPU goes (-t far beyond the test).
 RUN="-p,copy,-e,-1,-t,3600&-p,compute,-d,20000,-q,4,-t,3600"
-# The guest's kernel command line: gvt_rs_lib.sh's, and the runs.
-GUEST="$L2_CMDLINE gvt_l2.go=1 gvt_l2.run=$RUN gvt_l2.hold=120"
+# The guest's kernel command line after gvt_rs_lib.sh's: the runs.
+GUEST="gvt_l2.go=1 gvt_l2.run=$RUN gvt_l2.hold=120"
 # QEMU's warning for enable-migration=on (above): one line per QEMU.
 NO_DIRTY="VFIO device doesn't support device and IOMMU dirty tracking"
 
@@ -66,13 +66,6 @@ fi
 ktap_set_plan 20
 
 src='' d1='' d2='' d3='' ua='' ub='' gave_up=''
-
-# in_debian PROGRAM...: a program of the root, named by its path: the VM's
-# busybox chroot and env run a busybox applet for a bare name (sh, grep,
-# od) rather than the root's.
-in_debian() {
-	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
-}
 
 # budget_left: the test's budget has not run out; once it has, no wait waits.
 budget_left() {
@@ -111,21 +104,6 @@ wait_exit() {
 	status=$?
 }
 
-# stop PID...: SIGTERM, then SIGKILL to those left 10 s later.
-stop() {
-	for sig in TERM KILL; do
-		left=''
-		for q in "$@"; do
-			[ -n "$q" ] && running "$q" && left="$left $q"
-		done
-		[ -n "$left" ] || return 0
-		# shellcheck disable=SC2086 # the pids are words
-		kill -s "$sig" $left
-		wait_until 10 sh -c "for q in $left; do [ -r /proc/\$q/stat ] &&
-			! grep -q ') Z ' /proc/\$q/stat && exit 1; done; exit 0"
-	done
-}
-
 cleanup() {
 	trap '' INT TERM
 	if [ "$KTAP_TESTNO" -le "$KSFT_NUM_TESTS" ]; then
@@ -139,39 +117,24 @@ cleanup() {
 		[ -e "/sys/bus/mdev/devices/$u" ] && echo 1 >"/sys/bus/mdev/devices/$u/remove"
 	done
 	rm -f "$D/tmp/mig.bin"
-	for m in l2 dev sys proc; do
-		umount "$D/$m" 2>/dev/null
-	done
+	debian_release
 }
 trap cleanup EXIT
 trap 'progress "stopped by SIGTERM"; exit 143' TERM
 
-# start NAME UUID ARGS...: a QEMU with the guest's command line, vGPU UUID
-# attached through the container and migratable, ARGS after (-incoming);
-# its pid in $pid. Its console is /tmp/NAME.console in the root, typed into
-# through the FIFO /tmp/NAME.in; its QMP monitor reads the FIFO
-# /tmp/NAME.qmp.in and writes /tmp/NAME.qmp.out (QEMU's pipe backend reads
-# PATH.in and writes PATH.out).
+# start NAME UUID ARGS...: the guest (debian_guest) on vGPU UUID, attached
+# through the container and migratable, ARGS after (-incoming); its pid in
+# $pid. Its QMP monitor reads the FIFO /tmp/NAME.qmp.in and writes
+# /tmp/NAME.qmp.out in the root.
 start() {
 	name=$1 u=$2
 	shift 2
-	rm -f "$D/tmp/$name".*
-	: >"$D/tmp/$name.console"
+	rm -f "$D/tmp/$name.qmp".*
 	: >"$D/tmp/$name.qmp.out"
-	mkfifo "$D/tmp/$name.in" "$D/tmp/$name.qmp.in"
-	ln -s "/tmp/$name.in" "$D/tmp/$name.console.pipe.in"
-	ln -s "/tmp/$name.console" "$D/tmp/$name.console.pipe.out"
-	set -- "$QEMU" -accel tcg -machine pc -m 160 -smp 1 -nodefaults -no-reboot \
-		-display none -monitor none \
-		-chardev "pipe,id=console,path=/tmp/$name.console.pipe" -serial chardev:console \
+	mkfifo "$D/tmp/$name.qmp.in"
+	debian_guest "$name" "$GUEST" \
 		-chardev "pipe,id=qmp,path=/tmp/$name.qmp" -mon chardev=qmp,mode=control \
-		-kernel /l2/bzImage -initrd /l2/initramfs.cpio -append "$GUEST" \
 		-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$u,enable-migration=on" "$@"
-	echo "# $name: $*"
-	# chroot and env exec: $! is QEMU.
-	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@" \
-		</dev/null >/dev/null 2>"$D/tmp/$name.err" &
-	pid=$!
 }
 
 # qmp NAME PID COMMAND [ARGUMENTS]: runs COMMAND on QEMU NAME's monitor
@@ -256,9 +219,7 @@ check "gvt_rs ready" sim_ready
 version=$(in_debian "$QEMU" --version | head -n 1)
 echo "# $version"
 mounted() {
-	echo "$version" | grep -q '^QEMU emulator version' &&
-		mount -t proc proc "$D/proc" && mount -t sysfs sysfs "$D/sys" &&
-		mount -t devtmpfs devtmpfs "$D/dev" && mkdir -p "$D/l2" && mount --bind /l2 "$D/l2"
+	echo "$version" | grep -q '^QEMU emulator version' && debian_mount qemu
 }
 check "the Debian 13 root is mounted, its QEMU runs: $version" mounted
 

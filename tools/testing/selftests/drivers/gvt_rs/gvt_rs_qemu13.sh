@@ -60,29 +60,17 @@ ktap_set_plan 19
 
 qa='' qb='' ua='' ub='' remover='' gave_up=''
 
-in_debian() {
-	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
-}
-
-# alive PID: the process exists and is no zombie.
-alive() {
-	[ -n "$1" ] || return 1
-	{ read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
-	st=${st##*) }
-	[ "${st%% *}" != Z ]
-}
-
 # wait_for FILE PATTERN PID: until FILE (in the root) has a line matching
 # PATTERN; gives up when QEMU PID exits or the budget ends, and then no
 # later wait waits.
 wait_for() {
 	[ -z "$gave_up" ] || return 1
 	while ! grep -q "$2" "$D$1" 2>/dev/null; do
-		if ! alive "$3" || [ "$(uptime_s)" -ge "$DEADLINE" ]; then
+		if ! running "$3" || [ "$(uptime_s)" -ge "$DEADLINE" ]; then
 			grep -q "$2" "$D$1" 2>/dev/null && break
 			gave_up=1
 			why="QEMU $3 exited"
-			alive "$3" && why="the budget ended"
+			running "$3" && why="the budget ended"
 			progress "gave up waiting for '$2' in $1 ($why)"
 			# Enough of a console for a guest kernel's oops and call trace.
 			for f in /tmp/q13a.console /tmp/q13b.console /tmp/q13a.err /tmp/q13b.err; do
@@ -93,29 +81,6 @@ wait_for() {
 		sleep 1
 	done
 	progress "${1#/tmp/}: $2"
-}
-
-# stop PID...: SIGTERM, then SIGKILL 10 s later, to the QEMU processes left.
-stop() {
-	for sig in TERM KILL; do
-		left=''
-		for q in "$@"; do
-			alive "$q" && left="$left $q"
-		done
-		[ -n "$left" ] || return 0
-		# shellcheck disable=SC2086 # the pids are words
-		kill -s "$sig" $left
-		i=0
-		while [ $i -lt 10 ]; do
-			still=''
-			for q in $left; do
-				alive "$q" && still=1
-			done
-			[ -n "$still" ] || return 0
-			sleep 1
-			i=$((i + 1))
-		done
-	done
 }
 
 cleanup() {
@@ -131,9 +96,7 @@ cleanup() {
 	for u in $ua $ub; do
 		[ -e "/sys/bus/mdev/devices/$u" ] && echo 1 >"/sys/bus/mdev/devices/$u/remove"
 	done
-	for m in l2 dev sys proc; do
-		umount "$D/$m" 2>/dev/null
-	done
+	debian_release
 }
 trap cleanup EXIT
 trap 'progress "stopped by SIGTERM"; exit 143' TERM
@@ -145,43 +108,11 @@ qemu_fds() {
 	done
 }
 
-# guest NAME KERNEL-ARGS DEVICE-ARGS...: starts an L2 guest with Debian 13's
-# QEMU and the vGPU that DEVICE-ARGS attach, its console in
-# /tmp/NAME.console of the root; prints the command line as a comment and
-# QEMU's pid in $pid. What is written to the FIFO /tmp/NAME.in is typed
-# on the console: QEMU's pipe backend reads PATH.in and writes PATH.out
-# (as scripts/vm/l2-qemu), links to the FIFO and the console file.
-guest() {
-	name=$1 args=$2
-	shift 2
-	rm -f "$D/tmp/$name".*
-	: >"$D/tmp/$name.console"
-	mkfifo "$D/tmp/$name.in"
-	ln -s "/tmp/$name.in" "$D/tmp/$name.console.pipe.in"
-	ln -s "/tmp/$name.console" "$D/tmp/$name.console.pipe.out"
-	set -- "$QEMU" -accel tcg -machine pc -m 160 -smp 1 -nodefaults -no-reboot \
-		-display none -monitor none \
-		-chardev "pipe,id=console,path=/tmp/$name.console.pipe" -serial chardev:console \
-		-kernel /l2/bzImage -initrd /l2/initramfs.cpio \
-		-append "$L2_CMDLINE $args" \
-		"$@"
-	echo "# $name: $*"
-	# Not through in_debian: a function in the background is a subshell
-	# whose child QEMU would be; chroot and env exec, so $! is QEMU.
-	chroot "$D" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@" \
-		</dev/null >/dev/null 2>"$D/tmp/$name.err" &
-	pid=$!
-}
-
 check "gvt_rs ready" sim_ready
 version=$(in_debian "$QEMU" --version | head -n 1)
 echo "# $version"
 check "Debian 13's QEMU runs: $version" sh -c "echo '$version' | grep -q '^QEMU emulator version'"
-mounted() {
-	mount -t proc proc "$D/proc" && mount -t sysfs sysfs "$D/sys" &&
-		mount -t devtmpfs devtmpfs "$D/dev" && mkdir -p "$D/l2" && mount --bind /l2 "$D/l2"
-}
-check "the Debian 13 root is mounted" mounted
+check "the Debian 13 root is mounted" debian_mount qemu
 
 ua=$(vgpu_create GVTg_V5_4) || ktap_exit_fail_msg "vGPU not created"
 ub=$(vgpu_create GVTg_V5_4) || ktap_exit_fail_msg "vGPU not created"
@@ -194,10 +125,10 @@ cb0=$(cat "$(vgpu_attr "$ub" completed)")
 ev0=$(cat "$GVT_GPU/events_completed")
 policy0=$(cat "$GVT_GPU/policy")
 
-guest q13a "gvt_l2.go=1 gvt_l2.run=$RUN_A gvt_l2.hold=300" \
+debian_guest q13a "gvt_l2.go=1 gvt_l2.run=$RUN_A gvt_l2.hold=300" \
 	-object iommufd,id=i0 -device "vfio-pci,iommufd=i0,sysfsdev=/sys/bus/mdev/devices/$ua"
 qa=$pid
-guest q13b "gvt_l2.go=1 gvt_l2.run=$RUN_B" -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$ub"
+debian_guest q13b "gvt_l2.go=1 gvt_l2.run=$RUN_B" -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$ub"
 qb=$pid
 # Read-write opens: writing never waits for a reader.
 exec 3<>"$D/tmp/q13a.in" 4<>"$D/tmp/q13b.in"
@@ -270,10 +201,10 @@ rc=1
 if [ -z "$gave_up" ]; then
 	(echo 1 >"/sys/bus/mdev/devices/$ua/remove") &
 	remover=$!
-	while alive "$remover" && [ "$(uptime_s)" -lt "$DEADLINE" ]; do
+	while running "$remover" && [ "$(uptime_s)" -lt "$DEADLINE" ]; do
 		sleep 1
 	done
-	if alive "$remover"; then
+	if running "$remover"; then
 		progress "the removal of vGPU $ua has not completed"
 	else
 		wait "$remover"
@@ -301,21 +232,21 @@ check "guest A: gvt-rs counted on its vGPU each workload and copy it saw complet
 	sh -c "[ $a_seen -gt 0 ] && [ $a_count -ge $a_seen ] && [ $a_count -le $((a_seen + a_failed)) ]"
 
 end=$(($(uptime_s) + 60))
-while { alive "$qa" || alive "$qb"; } && [ "$(uptime_s)" -lt "$end" ]; do
+while { running "$qa" || running "$qb"; } && [ "$(uptime_s)" -lt "$end" ]; do
 	sleep 1
 done
 for g in q13a q13b; do
 	grep -h "@@L2_RUN_END\|@@L2_DONE" "$D/tmp/$g.console" 2>/dev/null | sed "s/^/# $g: /"
 done
 # A QEMU that exited but is not reaped yet is a zombie, which kill -0
-# still finds: alive() does not count it.
-running=''
-alive "$qa" && running="$running A ($qa)"
-alive "$qb" && running="$running B ($qb)"
-[ -n "$running" ] && echo "# QEMU still running:$running"
+# still finds: running() does not count it.
+still_running=''
+running "$qa" && still_running="$still_running A ($qa)"
+running "$qb" && still_running="$still_running B ($qb)"
+[ -n "$still_running" ] && echo "# QEMU still running:$still_running"
 check "both guests shut down, their QEMU exited" sh -c \
 	"grep -q '@@L2_DONE rc=0' $D/tmp/q13a.console &&
-	 grep -q '@@L2_DONE rc=0' $D/tmp/q13b.console && [ -z '$running' ]"
+	 grep -q '@@L2_DONE rc=0' $D/tmp/q13b.console && [ -z '$still_running' ]"
 for g in q13a q13b; do
 	sed "s/^/# qemu $g: /" "$D/tmp/$g.err"
 done
