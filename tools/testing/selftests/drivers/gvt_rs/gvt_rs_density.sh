@@ -54,36 +54,6 @@ remove_list() {
 	wait
 }
 
-# shares WEIGHTS BEFORE AFTER: min/max over the vGPUs of (share of the
-# summed growth) / (weight's share), the smallest and largest share over
-# ideal, the total growth in ms, and min/max over the weights of the
-# mean share over ideal of their vGPUs; "unmeasured" if a counter is not
-# a number or nothing grew.
-shares() {
-	echo "$1|$2|$3" | awk -F'|' '{
-		n = split($1, w, " "); split($2, b, " "); split($3, a, " ")
-		ok = 1; t = 0; tw = 0
-		for (i = 1; i <= n; i++) {
-			if (b[i] !~ /^[0-9]+$/ || a[i] !~ /^[0-9]+$/) ok = 0
-			d[i] = a[i] - b[i]; t += d[i]; tw += w[i]
-		}
-		if (!ok || t <= 0) { print "unmeasured"; exit }
-		lo = -1; hi = 0
-		for (i = 1; i <= n; i++) {
-			r = (d[i] / t) / (w[i] / tw)
-			if (lo < 0 || r < lo) lo = r
-			if (r > hi) hi = r
-			cs[w[i]] += r; cn[w[i]]++
-		}
-		clo = -1; chi = 0
-		for (k in cs) {
-			m = cs[k] / cn[k]
-			if (clo < 0 || m < clo) clo = m
-			if (m > chi) chi = m
-		}
-		printf "%.4f %.4f %.4f %.1f %.4f\n", lo / hi, lo, hi, t / 1e6, clo / chi }'
-}
-
 # spread WEIGHTS BEFORE AFTER: the mean share over ideal of each weight,
 # and the vGPUs (index:weight) with the smallest and largest, to tell a
 # bias by weight from noise.
@@ -220,13 +190,13 @@ sleep 60
 a=$(snap contended_ns $VGPUS) ao=$(snap occupied_ns $VGPUS)
 p1=$(cat "$GVT_GPU/picks") pn1=$(cat "$GVT_GPU/pick_ns") o1=$(cat "$GVT_GPU/overdue_ns")
 pmax=$(cat "$GVT_GPU/policy_lock_max_ns") smax=$(cat "$GVT_GPU/slots_lock_max_ns")
-res=$(shares "$WEIGHTS" "$b" "$a")
+res=$(weighted_shares "$WEIGHTS" "$b" "$a")
 # shellcheck disable=SC2086 # the figures, one a word
 set -- $res
 c_mm=${1:-unmeasured} c_ms=${4:-?} c_cl=${5:-unmeasured}
 echo "# figure: sfq 64 vGPUs weights 1-4: contended share/ideal min_max=$c_mm" \
 	"(min ${2:-?} max ${3:-?}) by weight $c_cl contended_ms=$c_ms"
-res=$(shares "$WEIGHTS" "$bo" "$ao")
+res=$(weighted_shares "$WEIGHTS" "$bo" "$ao")
 # shellcheck disable=SC2086
 set -- $res
 echo "# figure: sfq 64 vGPUs weights 1-4: occupied share/ideal min_max=${1:-?}" \
@@ -289,7 +259,7 @@ io0=$(sum_stat occupied_ns $IDLE) iw0=$(sum_stat withheld_ns $IDLE) bo=$(snap oc
 sleep 20
 # shellcheck disable=SC2086
 io1=$(sum_stat occupied_ns $IDLE) iw1=$(sum_stat withheld_ns $IDLE) ao=$(snap occupied_ns $BUSY)
-res=$(shares "$BW" "$bo" "$ao")
+res=$(weighted_shares "$BW" "$bo" "$ao")
 # shellcheck disable=SC2086
 set -- $res
 mm=${1:-unmeasured}

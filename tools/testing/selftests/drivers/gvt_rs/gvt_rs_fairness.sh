@@ -210,27 +210,12 @@ for p in sfq eevdf; do
 	for u in $mix; do after="$after $(contended "$u")"; done
 	for u in $mix; do vgpu_remove "$u"; done
 	wait
-	res=$(echo "$WEIGHTS|$before|$after" | awk -F'|' '{
-		n = split($1, w, " "); split($2, b, " "); split($3, a, " ")
-		ok = 1; t = 0; tw = 0
-		for (i = 1; i <= n; i++) {
-			if (b[i] !~ /^[0-9]+$/ || a[i] !~ /^[0-9]+$/) ok = 0
-			d[i] = a[i] - b[i]; t += d[i]; tw += w[i]
-		}
-		if (!ok || t <= 0) { print "unmeasured"; exit }
-		lo = -1; hi = 0; shares = ""
-		for (i = 1; i <= n; i++) {
-			r = (d[i] / t) / (w[i] / tw)
-			if (lo < 0 || r < lo) lo = r
-			if (r > hi) hi = r
-			shares = shares sprintf("%s%.3f", i > 1 ? ":" : "", d[i] / t)
-		}
-		printf "%.4f %s %.1f\n", lo / hi, shares, t / 1e6 }')
+	res=$(weighted_shares "$WEIGHTS" "$before" "$after")
 	# shellcheck disable=SC2086 # the figures, one a word
 	set -- $res
 	ideal=0.067:0.133:0.133:0.200:0.200:0.267
 	echo "# figure: policy=$p weights=1:2:2:3:3:4 (0.2ms q8 / 5ms q2 alternating)" \
-		"contended occupancy shares=${2:-?} (ideal $ideal) min_max=$1 contended_ms=${3:-?}"
+		"contended occupancy shares=${6:-?} (ideal $ideal) min_max=$1 contended_ms=${4:-?}"
 	# With the clients at real-time priority and one VM on the busy
 	# 2-core host: sfq 0.9893-0.9917, eevdf 0.9871-0.9955 (five runs,
 	# one of them a fresh make check beside other builds). Without it,

@@ -359,6 +359,39 @@ l2_kernel_bad() {
 	sed -n '/@@L2_DMESG_BEGIN/,/@@L2_DMESG_END/p' "$@" | grep -E "$_kb|Call Trace"
 }
 
+# weighted_shares WEIGHTS BEFORE AFTER: how the growth of a counter
+# (space-separated per vGPU, BEFORE and AFTER a run) divides between vGPUs
+# of the WEIGHTS: min/max over the vGPUs of (share of the summed growth) /
+# (weight's share), the smallest and largest of those, the total growth in
+# ms, min/max over the weights of the mean of their vGPUs', and each vGPU's
+# share (colon-separated); "unmeasured" if a counter is not a number or
+# nothing grew.
+weighted_shares() {
+	echo "$1|$2|$3" | awk -F'|' '{
+		n = split($1, w, " "); split($2, b, " "); split($3, a, " ")
+		ok = 1; t = 0; tw = 0
+		for (i = 1; i <= n; i++) {
+			if (b[i] !~ /^[0-9]+$/ || a[i] !~ /^[0-9]+$/) ok = 0
+			d[i] = a[i] - b[i]; t += d[i]; tw += w[i]
+		}
+		if (!ok || t <= 0) { print "unmeasured"; exit }
+		lo = -1; hi = 0; shares = ""
+		for (i = 1; i <= n; i++) {
+			r = (d[i] / t) / (w[i] / tw)
+			if (lo < 0 || r < lo) lo = r
+			if (r > hi) hi = r
+			cs[w[i]] += r; cn[w[i]]++
+			shares = shares sprintf("%s%.3f", i > 1 ? ":" : "", d[i] / t)
+		}
+		clo = -1; chi = 0
+		for (k in cs) {
+			m = cs[k] / cn[k]
+			if (clo < 0 || m < clo) clo = m
+			if (m > chi) chi = m
+		}
+		printf "%.4f %.4f %.4f %.1f %.4f %s\n", lo / hi, lo, hi, t / 1e6, clo / chi, shares }'
+}
+
 # The Debian roots: make check's first VM boot has Debian 12's at /debian,
 # its second Debian 13's at /debian13 (scripts/vm-run.sh). A test sets D to
 # the root and runs the root's programs chrooted in it, with the VM's /proc,
