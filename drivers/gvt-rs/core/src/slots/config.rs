@@ -4,7 +4,11 @@
 //!
 //! Every setter checks its argument and changes nothing on error, so the
 //! kernel can map the result straight onto a sysfs `store` return value.
+//! The [`SlotPool`] setters, which add the pool's own rules (no allocator
+//! change while vGPUs exist), are here with them.
 
+use super::pool::SlotPool;
+use super::stats::CopyStats;
 use super::Error;
 
 /// Most utilization samples a vGPU keeps (the averaging window is at most
@@ -221,5 +225,68 @@ impl Tunables {
         }
         self.move_penalty_pct = pct;
         Ok(())
+    }
+}
+
+impl<const V: usize, const M: usize> SlotPool<V, M> {
+    /// Selects the allocator. Only while no vGPU exists (`Busy` otherwise),
+    /// since placements made by one allocator break another's rules.
+    pub fn set_allocator(&mut self, kind: AllocatorKind) -> Result<(), Error> {
+        if self.in_use() != 0 {
+            return Err(Error::Busy);
+        }
+        self.kind = kind;
+        self.anchor = None;
+        Ok(())
+    }
+
+    /// Changes the pool size and the shared low-GM region at run time, for
+    /// providers that learn them only when the GPU appears (the kernel
+    /// builds the pool for `M` slots at compile time, then shrinks it).
+    /// Only while no vGPU exists (`Busy`); `OutOfRange` unless
+    /// `1 <= slots <= M`. Residency and copy totals start afresh.
+    pub fn reconfigure(&mut self, slots: u16, low_entries: u32) -> Result<(), Error> {
+        if self.in_use() != 0 {
+            return Err(Error::Busy);
+        }
+        if slots == 0 || usize::from(slots) > M {
+            return Err(Error::OutOfRange);
+        }
+        self.m = slots;
+        self.low_entries = low_entries;
+        self.anchor = None;
+        self.forget_residency();
+        self.totals = CopyStats::ZERO;
+        Ok(())
+    }
+
+    /// See [`Tunables::set_sample_period_ms`].
+    pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), Error> {
+        self.tun.set_sample_period_ms(ms)
+    }
+
+    /// See [`Tunables::set_util_window_ms`].
+    pub fn set_util_window_ms(&mut self, ms: u32) -> Result<(), Error> {
+        self.tun.set_util_window_ms(ms)
+    }
+
+    /// See [`Tunables::set_idle_threshold_ms`].
+    pub fn set_idle_threshold_ms(&mut self, ms: u32) -> Result<(), Error> {
+        self.tun.set_idle_threshold_ms(ms)
+    }
+
+    /// See [`Tunables::set_replace_period_ms`].
+    pub fn set_replace_period_ms(&mut self, ms: u32) -> Result<(), Error> {
+        self.tun.set_replace_period_ms(ms)
+    }
+
+    /// See [`Tunables::set_relocation`].
+    pub fn set_relocation(&mut self, on: bool) {
+        self.tun.set_relocation(on);
+    }
+
+    /// See [`Tunables::set_move_penalty_pct`].
+    pub fn set_move_penalty_pct(&mut self, pct: u32) -> Result<(), Error> {
+        self.tun.set_move_penalty_pct(pct)
     }
 }

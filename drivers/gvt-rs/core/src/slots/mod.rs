@@ -65,6 +65,7 @@ mod monitor;
 mod moves;
 mod plan;
 mod pool;
+mod replace;
 mod residency;
 mod stats;
 
@@ -95,11 +96,11 @@ pub use pool::{
     Created,
     Placement,
     PoolConfig,
-    ReplacePlan,
     SlotPool,
     HISTORY,
     MAX_VGPUS, //
 };
+pub use replace::ReplacePlan;
 pub use residency::{
     CopyRuns,
     SwitchPlan, //

@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The slot pool: vGPU table, placement, residency and the event entry
-//! points the kernel calls under its slot lock.
+//! The slot pool: the vGPU table, placement of created and destroyed
+//! vGPUs, and the layout bookkeeping the other entry points share. The
+//! tunable setters are in `config.rs`, switch-in and residency in
+//! `residency.rs`, sampling and re-placement in `replace.rs`.
 
 use super::alloc_dymsize;
-use super::alloc_dymutil::{
-    self,
-    algorithm2, //
-};
+use super::alloc_dymutil;
 use super::config::{
     AllocatorKind,
     Tunables, //
 };
 use super::monitor::{
     Monitor,
-    FREQ_ONE,
-    UTIL_FULL_PPM, //
+    FREQ_ONE, //
 };
 use super::moves::{
     Move,
@@ -29,10 +27,7 @@ use super::plan::{
     Item,
     Items, //
 };
-use super::residency::{
-    Residency,
-    SwitchPlan, //
-};
+use super::residency::Residency;
 use super::stats::CopyStats;
 use super::{
     alloc_cost,
@@ -53,7 +48,7 @@ pub const HISTORY: usize = 256;
 pub const MAX_VGPUS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     Free,
     Active,
     /// Idle under `dymgpu-size`: keeps its range but is ignored by placement
@@ -62,13 +57,13 @@ enum State {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Vgpu {
-    state: State,
-    size: u16,
-    start: u16,
-    seq: u32,
-    mon: Monitor,
-    stats: CopyStats,
+pub(super) struct Vgpu {
+    pub(super) state: State,
+    pub(super) size: u16,
+    pub(super) start: u16,
+    pub(super) seq: u32,
+    pub(super) mon: Monitor,
+    pub(super) stats: CopyStats,
 }
 
 const FREE_VGPU: Vgpu = Vgpu {
@@ -139,33 +134,24 @@ pub struct Created<const V: usize> {
 /// own slots in the residency table.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotPool<const V: usize, const M: usize> {
-    m: u16,
-    low_entries: u32,
-    kind: AllocatorKind,
-    tun: Tunables,
-    vgpus: [Vgpu; V],
-    res: Residency<M>,
-    next_seq: u32,
-    anchor: Option<u16>,
-    last_replace_ms: Option<u64>,
-    totals: CopyStats,
-    current: Option<u8>,
-    hist: [u8; HISTORY],
-    hist_head: usize,
-    hist_len: usize,
-    gaps: alloc_cost::Gaps<HISTORY>,
-    generation: u64,
-    deferred: bool,
-    pending: bool,
-}
-
-/// A re-placement computed by [`SlotPool::plan_replace`], typically on a
-/// clone of the pool outside the lock, to be applied with
-/// [`SlotPool::apply_replace`].
-#[derive(Clone, Copy, Debug)]
-pub struct ReplacePlan<const V: usize> {
-    generation: u64,
-    items: Option<Items<V>>,
+    pub(super) m: u16,
+    pub(super) low_entries: u32,
+    pub(super) kind: AllocatorKind,
+    pub(super) tun: Tunables,
+    pub(super) vgpus: [Vgpu; V],
+    pub(super) res: Residency<M>,
+    pub(super) next_seq: u32,
+    pub(super) anchor: Option<u16>,
+    pub(super) last_replace_ms: Option<u64>,
+    pub(super) totals: CopyStats,
+    pub(super) current: Option<u8>,
+    pub(super) hist: [u8; HISTORY],
+    pub(super) hist_head: usize,
+    pub(super) hist_len: usize,
+    pub(super) gaps: alloc_cost::Gaps<HISTORY>,
+    pub(super) generation: u64,
+    pub(super) deferred: bool,
+    pub(super) pending: bool,
 }
 
 impl<const V: usize, const M: usize> SlotPool<V, M> {
@@ -308,69 +294,6 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         }
     }
 
-    // --------------------------------------------------------------- tunables
-
-    /// Selects the allocator. Only while no vGPU exists (`Busy` otherwise),
-    /// since placements made by one allocator break another's rules.
-    pub fn set_allocator(&mut self, kind: AllocatorKind) -> Result<(), Error> {
-        if self.in_use() != 0 {
-            return Err(Error::Busy);
-        }
-        self.kind = kind;
-        self.anchor = None;
-        Ok(())
-    }
-
-    /// Changes the pool size and the shared low-GM region at run time, for
-    /// providers that learn them only when the GPU appears (the kernel
-    /// builds the pool for `M` slots at compile time, then shrinks it).
-    /// Only while no vGPU exists (`Busy`); `OutOfRange` unless
-    /// `1 <= slots <= M`. Residency and copy totals start afresh.
-    pub fn reconfigure(&mut self, slots: u16, low_entries: u32) -> Result<(), Error> {
-        if self.in_use() != 0 {
-            return Err(Error::Busy);
-        }
-        if slots == 0 || usize::from(slots) > M {
-            return Err(Error::OutOfRange);
-        }
-        self.m = slots;
-        self.low_entries = low_entries;
-        self.anchor = None;
-        self.forget_residency();
-        self.totals = CopyStats::ZERO;
-        Ok(())
-    }
-
-    /// See [`Tunables::set_sample_period_ms`].
-    pub fn set_sample_period_ms(&mut self, ms: u32) -> Result<(), Error> {
-        self.tun.set_sample_period_ms(ms)
-    }
-
-    /// See [`Tunables::set_util_window_ms`].
-    pub fn set_util_window_ms(&mut self, ms: u32) -> Result<(), Error> {
-        self.tun.set_util_window_ms(ms)
-    }
-
-    /// See [`Tunables::set_idle_threshold_ms`].
-    pub fn set_idle_threshold_ms(&mut self, ms: u32) -> Result<(), Error> {
-        self.tun.set_idle_threshold_ms(ms)
-    }
-
-    /// See [`Tunables::set_replace_period_ms`].
-    pub fn set_replace_period_ms(&mut self, ms: u32) -> Result<(), Error> {
-        self.tun.set_replace_period_ms(ms)
-    }
-
-    /// See [`Tunables::set_relocation`].
-    pub fn set_relocation(&mut self, on: bool) {
-        self.tun.set_relocation(on);
-    }
-
-    /// See [`Tunables::set_move_penalty_pct`].
-    pub fn set_move_penalty_pct(&mut self, pct: u32) -> Result<(), Error> {
-        self.tun.set_move_penalty_pct(pct)
-    }
-
     // ----------------------------------------------------------------- events
 
     /// Creates vGPU `id` needing `size` slots and places it.
@@ -484,257 +407,15 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         Ok(moves)
     }
 
-    /// Switches vGPU `id` in: returns the slots (and low-GM region) whose
-    /// entries the kernel must copy into the hardware GTT, and marks them
-    /// resident. A parked vGPU is first re-inserted (moves in the plan).
-    /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
-    pub fn switch_in(&mut self, id: VgpuId, now: u64) -> Result<SwitchPlan<V, M>, Error> {
-        let now_ms = ms_of(now);
-        let (mut plan, n) = self.load_range(id)?;
-        let x = in_use_mut(&mut self.vgpus, id)?;
-        let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
-        if low {
-            plan.set_low(self.low_entries);
-        }
-        let add = CopyStats {
-            switch_ins: 1,
-            high_slots: u64::from(n),
-            low_copies: u64::from(low),
-            low_entries: if low { u64::from(self.low_entries) } else { 0 },
-            moves: 0,
-            move_slots: 0,
-        };
-        self.totals.add(&add);
-        x.stats.add(&add);
-        x.mon.note_switch(now_ms);
-        self.current = Some(id);
-        // `hist_head` wraps below `HISTORY`, the ring's length.
-        if let Some(h) = self.hist.get_mut(self.hist_head) {
-            *h = id;
-        }
-        self.hist_head = self.hist_head.saturating_add(1);
-        if self.hist_head >= HISTORY {
-            self.hist_head = 0;
-        }
-        self.hist_len = self.hist_len.saturating_add(1).min(HISTORY);
-        Ok(plan)
-    }
-
-    /// Whether the hardware GTT holds every slot of `id`'s high-GM range
-    /// (the low-GM region is not moved by placements, only by switch-ins).
-    pub fn resident(&self, id: VgpuId) -> bool {
-        let Some(p) = self.placement(id) else {
-            return false;
-        };
-        (p.start..p.start.saturating_add(p.slots)).all(|s| self.res.owner(s) == Some(id))
-    }
-
-    /// Reloads the running vGPU `id` after placements moved its range or
-    /// gave its slots to another vGPU: the slots to copy, as
-    /// [`SlotPool::switch_in`] but without counting a switch. A parked vGPU is
-    /// first re-inserted (moves in the plan).
-    pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
-        let (plan, n) = self.load_range(id)?;
-        let x = in_use_mut(&mut self.vgpus, id)?;
-        let add = CopyStats {
-            high_slots: u64::from(n),
-            ..CopyStats::ZERO
-        };
-        self.totals.add(&add);
-        x.stats.add(&add);
-        Ok(plan)
-    }
-
-    /// Makes `id`'s high-GM range resident (re-inserting it first if it is
-    /// parked): the plan of slots to copy, with the moves, and their count.
-    fn load_range(&mut self, id: u8) -> Result<(SwitchPlan<V, M>, u16), Error> {
-        let mut moves = Moves::new();
-        if self.used(id)?.state == State::Parked {
-            self.unpark(id, &mut moves);
-            self.account(&moves);
-        }
-        let v = *self.used(id)?;
-        let mut plan = SwitchPlan::new(id, v.start, v.size);
-        let n = self.res.switch_in(id, v.start, v.size, plan.copy_mut());
-        plan.set_high(n);
-        *plan.moves_mut() = moves;
-        Ok((plan, n))
-    }
-
-    /// Records a utilization sample of vGPU `id`: `busy_ppm` is the fraction
-    /// of the last sample period it kept the GPU busy, in parts per million
-    /// (0..=1 000 000, `OutOfRange` above). A non-zero sample also counts as
-    /// activity for the idle rule.
-    pub fn sample(&mut self, id: VgpuId, busy_ppm: u32, now: u64) -> Result<(), Error> {
-        let now_ms = ms_of(now);
-        let x = in_use_mut(&mut self.vgpus, id)?;
-        if busy_ppm > UTIL_FULL_PPM {
-            return Err(Error::OutOfRange);
-        }
-        x.mon.sample(busy_ppm, now_ms);
-        Ok(())
-    }
-
-    /// Periodic work, to be called every sample period at a switch point
-    /// (no vGPU running on the engines): parks vGPUs idle for the threshold
-    /// (`dymgpu-size`) and, every re-placement period, re-places vGPUs
-    /// (`dymgpu-util`, `cost`). Returns the moves to apply.
-    pub fn tick(&mut self, now: u64) -> Moves<V> {
-        let now_ms = ms_of(now);
-        let mut moves = Moves::new();
-        let thr = u64::from(self.tun.idle_threshold_ms());
-        if self.kind == AllocatorKind::DymSize && thr != 0 {
-            for idx in 0..V {
-                let Some(v) = self.vgpus.get(idx).copied() else {
-                    break;
-                };
-                if v.state == State::Active && now_ms.saturating_sub(v.mon.last_active_ms()) >= thr
-                {
-                    self.park(u8::try_from(idx).unwrap_or(u8::MAX), &mut moves);
-                }
-            }
-        }
-        let due = match self.last_replace_ms {
-            None => {
-                self.last_replace_ms = Some(now_ms);
-                false
-            }
-            Some(t) => now_ms.saturating_sub(t) >= u64::from(self.tun.replace_period_ms()),
-        };
-        if due {
-            self.last_replace_ms = Some(now_ms);
-            for v in self.vgpus.iter_mut().filter(|v| v.state != State::Free) {
-                v.mon.roll_period();
-            }
-            if self.deferred {
-                self.pending = self.replaces();
-            } else {
-                self.replace(&mut moves);
-            }
-        }
-        self.account(&moves);
-        moves
-    }
-
-    /// Re-places now (what `tick` does when the period is due), for an admin
-    /// trigger or a test. Does nothing for allocators without re-placement.
-    pub fn replace_now(&mut self) -> Moves<V> {
-        let mut moves = Moves::new();
-        self.replace(&mut moves);
-        self.account(&moves);
-        moves
-    }
-
-    /// Makes `tick` leave the periodic re-placement to the caller (default
-    /// off). The `cost` allocator's search takes 0.9-1.9 ms for 16 vGPUs
-    /// and 10-15 ms for 64 (`gvt-slots bench`); with this on, `tick` only
-    /// raises [`SlotPool::replace_pending`], and the kernel copies the pool
-    /// under its locks, runs [`SlotPool::plan_replace`] on the copy from a
-    /// work item without them, and applies the plan with
-    /// [`SlotPool::apply_replace`] at the next switch point.
-    pub fn set_deferred_replace(&mut self, on: bool) {
-        self.deferred = on;
-        if !on {
-            self.pending = false;
-        }
-    }
-
-    /// Whether a deferred re-placement is due.
-    pub const fn replace_pending(&self) -> bool {
-        self.pending
-    }
-
-    /// Makes this pool a copy of `src`, a field and a vGPU at a time.
-    ///
-    /// For the kernel, which plans re-placement on a preallocated copy of
-    /// its pool: `*copy = *pool` may go through a temporary of the whole
-    /// pool (27 KB at 64 vGPUs) on a 16 KB kernel stack, and a slice copy
-    /// has a length check whose failure path objtool does not know. Every
-    /// field is named, so a field added to the pool must be added here.
-    pub fn copy_from(&mut self, src: &Self) {
-        let Self {
-            m,
-            low_entries,
-            kind,
-            tun,
-            vgpus,
-            res,
-            next_seq,
-            anchor,
-            last_replace_ms,
-            totals,
-            current,
-            hist,
-            hist_head,
-            hist_len,
-            gaps,
-            generation,
-            deferred,
-            pending,
-        } = src;
-        self.m = *m;
-        self.low_entries = *low_entries;
-        self.kind = *kind;
-        self.tun = *tun;
-        for (d, s) in self.vgpus.iter_mut().zip(vgpus) {
-            *d = *s;
-        }
-        self.res = *res;
-        self.next_seq = *next_seq;
-        self.anchor = *anchor;
-        self.last_replace_ms = *last_replace_ms;
-        self.totals = *totals;
-        self.current = *current;
-        self.hist = *hist;
-        self.hist_head = *hist_head;
-        self.hist_len = *hist_len;
-        self.gaps = *gaps;
-        self.generation = *generation;
-        self.deferred = *deferred;
-        self.pending = *pending;
-    }
-
-    /// Computes the periodic re-placement without applying it (call it on a
-    /// clone). The plan is empty for allocators that do not re-place.
-    pub fn plan_replace(&mut self) -> ReplacePlan<V> {
-        ReplacePlan {
-            generation: self.generation,
-            items: self.layout_now(),
-        }
-    }
-
-    /// Applies a plan made on a clone. Fails with `Busy` (nothing changed,
-    /// the re-placement stays pending) if a vGPU was created, destroyed,
-    /// parked or moved since the clone was taken. A plan that relocation,
-    /// turned off since, no longer allows is dropped (no moves).
-    pub fn apply_replace(&mut self, plan: &ReplacePlan<V>) -> Result<Moves<V>, Error> {
-        if plan.generation != self.generation {
-            return Err(Error::Busy);
-        }
-        let mut moves = Moves::new();
-        if let Some(items) = plan.items.as_ref().filter(|_| self.replaces()) {
-            self.apply(items, &mut moves);
-        }
-        self.account(&moves);
-        self.pending = false;
-        Ok(moves)
-    }
-
-    /// Forgets all residency (after a GPU reset or resume rewrote the GTT):
-    /// every vGPU's next switch-in copies its whole range.
-    pub fn forget_residency(&mut self) {
-        self.res = Residency::new();
-    }
-
     // -------------------------------------------------------------- internals
 
-    fn used(&self, id: u8) -> Result<&Vgpu, Error> {
+    pub(super) fn used(&self, id: u8) -> Result<&Vgpu, Error> {
         in_use(&self.vgpus, id)
     }
 
     /// Active vGPUs as planning items (utilization averaged, rates with the
     /// prior filled in).
-    fn active_items(&self) -> Items<V> {
+    pub(super) fn active_items(&self) -> Items<V> {
         let w = self.tun.window_samples();
         let mut it = Items::new();
         for (idx, v) in self.vgpus.iter().enumerate() {
@@ -763,7 +444,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Moves every vGPU of `layout` whose start differs from its current one.
-    fn apply(&mut self, layout: &Items<V>, moves: &mut Moves<V>) {
+    pub(super) fn apply(&mut self, layout: &Items<V>, moves: &mut Moves<V>) {
         self.generation = self.generation.wrapping_add(1);
         for it in layout.as_slice() {
             let Some(v) = self.vgpus.get_mut(usize::from(it.id)) else {
@@ -788,7 +469,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Counts the net moves of one operation (a vGPU moved twice within it
     /// is relocated once by the kernel, and counted once).
-    fn account(&mut self, moves: &Moves<V>) {
+    pub(super) fn account(&mut self, moves: &Moves<V>) {
         for mv in moves.iter() {
             let add = CopyStats {
                 moves: 1,
@@ -816,7 +497,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         }
     }
 
-    fn park(&mut self, id: u8, moves: &mut Moves<V>) {
+    pub(super) fn park(&mut self, id: u8, moves: &mut Moves<V>) {
         // Taken before the state changes: the layout `id` leaves.
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
         let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
@@ -828,7 +509,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.after_remove(&item_of(id, &v), &occ_before, moves);
     }
 
-    fn unpark(&mut self, id: u8, moves: &mut Moves<V>) {
+    pub(super) fn unpark(&mut self, id: u8, moves: &mut Moves<V>) {
         // Taken before the state changes: the layout `id` joins.
         let cur = self.active_items();
         let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
@@ -841,51 +522,6 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             alloc_dymsize::unpark::<V, M>(&cur, back, self.anchor, self.m, self.tun.relocation());
         self.apply(&l.items, moves);
         self.anchor = l.anchor;
-    }
-
-    /// Whether the allocator re-places periodically (and may now).
-    fn replaces(&self) -> bool {
-        self.tun.relocation() && matches!(self.kind, AllocatorKind::DymUtil | AllocatorKind::Cost)
-    }
-
-    /// The periodic re-placement layout, or `None` for allocators without.
-    fn layout_now(&mut self) -> Option<Items<V>> {
-        if !self.replaces() {
-            return None;
-        }
-        let m = self.m;
-        let mut items = self.active_items();
-        match self.kind {
-            AllocatorKind::DymUtil => algorithm2(&mut items, m),
-            _ => {
-                let pct = self.tun.move_penalty_pct();
-                let h = history(&self.hist, self.hist_head, self.hist_len);
-                self.gaps.build(h);
-                items = alloc_cost::replace::<V, M>(&items, m, pct, Some(self.gaps.view()));
-            }
-        }
-        Some(items)
-    }
-
-    fn replace(&mut self, moves: &mut Moves<V>) {
-        if let Some(items) = self.layout_now() {
-            self.apply(&items, moves);
-        }
-    }
-}
-
-/// The switch-in history ring as two slices, oldest first.
-fn history(hist: &[u8; HISTORY], head: usize, len: usize) -> alloc_cost::Hist<'_> {
-    if len < HISTORY {
-        alloc_cost::Hist {
-            older: hist.get(..len).unwrap_or(&[]),
-            newer: &[],
-        }
-    } else {
-        alloc_cost::Hist {
-            older: hist.get(head..).unwrap_or(&[]),
-            newer: hist.get(..head).unwrap_or(&[]),
-        }
     }
 }
 
@@ -901,7 +537,7 @@ fn in_use(vgpus: &[Vgpu], id: u8) -> Result<&Vgpu, Error> {
 }
 
 /// [`in_use`], mutable.
-fn in_use_mut(vgpus: &mut [Vgpu], id: u8) -> Result<&mut Vgpu, Error> {
+pub(super) fn in_use_mut(vgpus: &mut [Vgpu], id: u8) -> Result<&mut Vgpu, Error> {
     match vgpus.get_mut(usize::from(id)) {
         None => Err(Error::OutOfRange),
         Some(v) if v.state == State::Free => Err(Error::Invalid),
@@ -909,7 +545,7 @@ fn in_use_mut(vgpus: &mut [Vgpu], id: u8) -> Result<&mut Vgpu, Error> {
     }
 }
 
-fn item_of(id: u8, v: &Vgpu) -> Item {
+pub(super) fn item_of(id: u8, v: &Vgpu) -> Item {
     Item {
         id,
         size: v.size,
@@ -922,7 +558,7 @@ fn item_of(id: u8, v: &Vgpu) -> Item {
 
 /// Rate assumed for a vGPU without a full period of history: the mean of
 /// the others' known rates, or one switch-in per period.
-fn prior_freq<const V: usize>(items: &Items<V>) -> u32 {
+pub(super) fn prior_freq<const V: usize>(items: &Items<V>) -> u32 {
     let (sum, n) = items
         .as_slice()
         .iter()
@@ -946,6 +582,6 @@ pub fn mb_to_slots(mb: u32) -> Result<u16, Error> {
 
 /// The pool keeps its history in milliseconds (the unit of its tunables);
 /// callers pass time as everywhere in the core, ns of a monotonic clock.
-const fn ms_of(now: u64) -> u64 {
+pub(super) const fn ms_of(now: u64) -> u64 {
     now / 1_000_000
 }

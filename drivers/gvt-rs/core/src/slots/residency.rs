@@ -1,10 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! GTT residency: which vGPU's entries each hardware slot holds, and what a
-//! switch-in has to copy.
+//! switch-in has to copy; the [`SlotPool`] entry points that make a vGPU's
+//! range resident (switch-in, reload) are here with it.
 
 use super::moves::Moves;
-use super::ENTRIES_PER_SLOT;
+use super::pool::{
+    in_use_mut,
+    ms_of,
+    SlotPool,
+    State,
+    HISTORY, //
+};
+use super::stats::CopyStats;
+use super::{
+    Error,
+    VgpuId,
+    ENTRIES_PER_SLOT, //
+};
 
 /// Owner value meaning "no vGPU's entries are resident".
 pub(crate) const NO_OWNER: u8 = u8::MAX;
@@ -210,5 +223,90 @@ impl Iterator for CopyRuns<'_> {
         }
         self.pos = start.saturating_add(len);
         Some((u16::try_from(start).ok()?, u16::try_from(len).ok()?))
+    }
+}
+
+impl<const V: usize, const M: usize> SlotPool<V, M> {
+    /// Switches vGPU `id` in: returns the slots (and low-GM region) whose
+    /// entries the kernel must copy into the hardware GTT, and marks them
+    /// resident. A parked vGPU is first re-inserted (moves in the plan).
+    /// Errors: `OutOfRange` (id not below `V`), `Invalid` (not in use).
+    pub fn switch_in(&mut self, id: VgpuId, now: u64) -> Result<SwitchPlan<V, M>, Error> {
+        let now_ms = ms_of(now);
+        let (mut plan, n) = self.load_range(id)?;
+        let x = in_use_mut(&mut self.vgpus, id)?;
+        let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
+        if low {
+            plan.set_low(self.low_entries);
+        }
+        let add = CopyStats {
+            switch_ins: 1,
+            high_slots: u64::from(n),
+            low_copies: u64::from(low),
+            low_entries: if low { u64::from(self.low_entries) } else { 0 },
+            moves: 0,
+            move_slots: 0,
+        };
+        self.totals.add(&add);
+        x.stats.add(&add);
+        x.mon.note_switch(now_ms);
+        self.current = Some(id);
+        // `hist_head` wraps below `HISTORY`, the ring's length.
+        if let Some(h) = self.hist.get_mut(self.hist_head) {
+            *h = id;
+        }
+        self.hist_head = self.hist_head.saturating_add(1);
+        if self.hist_head >= HISTORY {
+            self.hist_head = 0;
+        }
+        self.hist_len = self.hist_len.saturating_add(1).min(HISTORY);
+        Ok(plan)
+    }
+
+    /// Whether the hardware GTT holds every slot of `id`'s high-GM range
+    /// (the low-GM region is not moved by placements, only by switch-ins).
+    pub fn resident(&self, id: VgpuId) -> bool {
+        let Some(p) = self.placement(id) else {
+            return false;
+        };
+        (p.start..p.start.saturating_add(p.slots)).all(|s| self.res.owner(s) == Some(id))
+    }
+
+    /// Reloads the running vGPU `id` after placements moved its range or
+    /// gave its slots to another vGPU: the slots to copy, as
+    /// [`SlotPool::switch_in`] but without counting a switch. A parked vGPU is
+    /// first re-inserted (moves in the plan).
+    pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
+        let (plan, n) = self.load_range(id)?;
+        let x = in_use_mut(&mut self.vgpus, id)?;
+        let add = CopyStats {
+            high_slots: u64::from(n),
+            ..CopyStats::ZERO
+        };
+        self.totals.add(&add);
+        x.stats.add(&add);
+        Ok(plan)
+    }
+
+    /// Makes `id`'s high-GM range resident (re-inserting it first if it is
+    /// parked): the plan of slots to copy, with the moves, and their count.
+    fn load_range(&mut self, id: u8) -> Result<(SwitchPlan<V, M>, u16), Error> {
+        let mut moves = Moves::new();
+        if self.used(id)?.state == State::Parked {
+            self.unpark(id, &mut moves);
+            self.account(&moves);
+        }
+        let v = *self.used(id)?;
+        let mut plan = SwitchPlan::new(id, v.start, v.size);
+        let n = self.res.switch_in(id, v.start, v.size, plan.copy_mut());
+        plan.set_high(n);
+        *plan.moves_mut() = moves;
+        Ok((plan, n))
+    }
+
+    /// Forgets all residency (after a GPU reset or resume rewrote the GTT):
+    /// every vGPU's next switch-in copies its whole range.
+    pub fn forget_residency(&mut self) {
+        self.res = Residency::new();
     }
 }
