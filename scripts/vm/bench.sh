@@ -432,15 +432,16 @@ bench_drm() {
 	echo sfq >"$GPU/policy"
 }
 
-# bench_locks: the longest hold of the engine's policy and slot locks
-# (policy_lock_max_ns, slots_lock_max_ns) with as many GVTg_V5_8 vGPUs as
-# the GPU takes (MAX_VGPUS, 16), relocation on, each vGPU saturating (-p
-# compute -q 4 -d 1000), for sfq and eevdf, under gscale (no re-placement)
-# and cost with a re-placement every second (planned off the locks:
-# gm_replans). The module is reloaded first: the maxima count from its
-# load. They are read after the vGPUs were created (creation places them
-# under the locks) and after the run; a run that raised neither left them
-# at the creation's.
+# bench_locks: the holds of the engine's policy and slot locks, from the
+# GPU's debugfs file lock_holds (Documentation/gvt-rs/scheduling.rst, "Lock
+# holds"): how many, how many with the holder switched out meanwhile
+# (preempted or asleep), the 99th and 99.9th percentile, the longest, and
+# the longest through which the holder ran. With as many vGPUs of a type as
+# the GPU takes: 16 GVTg_V5_8 and 64 GVTg_V5_64, relocation on, each vGPU
+# saturating (-p compute -q 4 -d 1000), for sfq and eevdf, under gscale (no
+# re-placement) and cost with a re-placement every second (planned off the
+# locks: gm_replans). The module is reloaded first, so the figures count
+# from its load: the vGPUs' creation (placed under the locks) and the run.
 # reload: a fresh gvt_rs, once its simulated GPU's directory is there.
 reload() {
 	rmmod gvt_rs && modprobe gvt_rs || return 1
@@ -454,36 +455,42 @@ reload() {
 
 bench_locks() {
 	LOCK_S=20
+	D=/sys/kernel/debug/gvt_rs
+	[ -d "$D" ] || mount -t debugfs nodev /sys/kernel/debug || exit 1
 	echo
-	echo "== longest lock holds: GVTg_V5_8 vGPUs, re-placement (cost) every 1 s, each -p compute -q 4 -d 1000, ${LOCK_S} s"
-	printf '  %-7s %-7s %6s %10s %22s %22s %8s\n' alloc policy vgpus switches "policy lock max us" "slots lock max us" replans
-	for run in gscale/sfq cost/sfq gscale/eevdf cost/eevdf; do
-		alloc=${run%/*} pol=${run#*/}
+	echo "== lock holds: every vGPU the GPU takes, re-placement (cost) every 1 s, each -p compute -q 4 -d 1000, ${LOCK_S} s"
+	printf '  %-7s %-6s %5s %6s %8s %8s %8s %9s %10s %12s %7s\n' alloc policy vgpus lock holds \
+		switched p99_us p999_us max_us max_ran_us replans
+	for run in gscale/sfq/8 cost/sfq/8 gscale/eevdf/8 cost/eevdf/8 \
+		gscale/sfq/64 cost/sfq/64 gscale/eevdf/64 cost/eevdf/64; do
+		alloc=${run%%/*} pol=${run#*/} size=${run##*/}
+		pol=${pol%/*}
 		reload || exit 1
 		echo 1 >"$GPU/gm_relocation"
 		echo "$alloc" >"$GPU/gm_allocator" || exit 1
 		echo 1000 >"$GPU/gm_replace_period_ms"
 		echo "$pol" >"$GPU/policy"
 		list=
-		while [ "$(cat "$TYPES/gvtsim-GVTg_V5_8/available_instances")" -gt 0 ]; do
-			new_vgpu GVTg_V5_8 || exit 1
+		while [ "$(cat "$TYPES/gvtsim-GVTg_V5_$size/available_instances")" -gt 0 ]; do
+			new_vgpu "GVTg_V5_$size" || exit 1
 			list="$list $new"
 		done
-		c_pol=$(cat "$GPU/policy_lock_max_ns") c_sl=$(cat "$GPU/slots_lock_max_ns")
-		s0=$(cat "$GPU/events_switches")
 		for u in $list; do
 			"$GUEST" -p compute -q 4 -d 1000 -t "$LOCK_S" "$u" >/dev/null 2>&1 &
 		done
 		wait
-		s1=$(cat "$GPU/events_switches")
-		# shellcheck disable=SC2086 # the UUIDs, one a word
-		printf '  %-7s %-7s %6d %10d %22s %22s %8d\n' "$alloc" "$pol" "$(echo $list | wc -w)" $((s1 - s0)) \
-			"$(per "$c_pol" 1000) -> $(per "$(cat "$GPU/policy_lock_max_ns")" 1000)" \
-			"$(per "$c_sl" 1000) -> $(per "$(cat "$GPU/slots_lock_max_ns")" 1000)" \
-			"$(cat "$GPU/gm_replans")"
+		n=$(echo "$list" | wc -w)
+		# lock holds switched_out p50 p99 p999 max max_running, ns.
+		sed 1d "$D/$(basename "$GPU")/lock_holds" | while read -r lock holds sw _p50 p99 p999 max ran; do
+			printf '  %-7s %-6s %5d %6s %8d %8d %8s %9s %10s %12s %7d\n' "$alloc" "$pol" "$n" \
+				"$lock" "$holds" "$sw" "$(per "$p99" 1000)" "$(per "$p999" 1000)" \
+				"$(per "$max" 1000)" "$(per "$ran" 1000)" "$(cat "$GPU/gm_replans")"
+		done
 		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done
-	echo "  (creation -> after the run; the VM is TCG: times are the emulated CPU's)"
+	echo "  (switched: holds during which the holder was switched out; max_ran: the longest hold"
+	echo "   through which it ran; the VM is TCG: times are the emulated CPU's, and a vCPU the"
+	echo "   host stops mid-hold is not seen as switched out)"
 	reload || exit 1
 	echo sfq >"$GPU/policy"
 }

@@ -41,8 +41,11 @@
 //! next switch point applies the plan under the locks, unless a placement
 //! changed meanwhile (then it plans again). The longest hold of each lock
 //! is kept in [`Counters::policy_lock_max_ns`] and
-//! [`Counters::slots_lock_max_ns`].
+//! [`Counters::slots_lock_max_ns`], and every hold in the lock's
+//! [`HoldStats`], kept apart when the holder was switched out meanwhile
+//! (debugfs `lock_holds`, [`debugfs`]).
 
+pub mod debugfs;
 mod kunit;
 pub mod sysfs;
 mod trace;
@@ -51,6 +54,8 @@ use crate::gvt_core::{
     engine::{
         apply_replace,
         ensure_resident,
+        HoldStats,
+        HoldSummary,
         Observer,
         VgpuTable, //
     },
@@ -184,27 +189,35 @@ impl Counters {
     }
 }
 
-/// A held engine lock that, when released, records how long it was held
-/// in the largest-hold counter `max`: the figure a latency-sensitive path
-/// waiting for the lock may have to wait.
-struct Held<'a, T> {
+/// The state under an engine lock keeps the record of the lock's holds.
+trait Timed {
+    fn holds(&mut self) -> &mut HoldStats;
+}
+
+/// A held engine lock that, when released, records the hold: how long, in
+/// the largest-hold counter `max` (the figure a path waiting for the lock
+/// may have to wait, readable without the lock), and in the lock's
+/// [`HoldStats`], with whether the holder was switched out meanwhile.
+struct Held<'a, T: Timed + Unpin> {
     guard: MutexGuard<'a, T>,
     since: Instant<Monotonic>,
+    switches: usize,
     max: &'a AtomicU64,
 }
 
-impl<'a, T> Held<'a, T> {
+impl<'a, T: Timed + Unpin> Held<'a, T> {
     fn lock(m: &'a Mutex<T>, max: &'a AtomicU64) -> Self {
         let guard = m.lock();
         Self {
             guard,
             since: Instant::now(),
+            switches: kernel::current!().context_switches(),
             max,
         }
     }
 }
 
-impl<T> Deref for Held<'_, T> {
+impl<T: Timed + Unpin> Deref for Held<'_, T> {
     type Target = T;
 
     fn deref(&self) -> &T {
@@ -212,16 +225,18 @@ impl<T> Deref for Held<'_, T> {
     }
 }
 
-impl<T: Unpin> DerefMut for Held<'_, T> {
+impl<T: Timed + Unpin> DerefMut for Held<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         &mut self.guard
     }
 }
 
-impl<T> Drop for Held<'_, T> {
+impl<T: Timed + Unpin> Drop for Held<'_, T> {
     fn drop(&mut self) {
         // Runs before `guard` is dropped: the lock is still held.
         let ns = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(0);
+        let switched_out = kernel::current!().context_switches() != self.switches;
+        self.guard.holds().record(ns, switched_out);
         self.max.fetch_max(ns, Ordering::Relaxed);
     }
 }
@@ -270,10 +285,24 @@ impl WorkItem for Replanner {
 struct PolicyState {
     sched: KVBox<Sched>,
     table: VgpuTable<MAX_VGPUS>,
+    holds: HoldStats,
 }
 
 struct SlotState {
     pool: KVBox<Pool>,
+    holds: HoldStats,
+}
+
+impl Timed for PolicyState {
+    fn holds(&mut self) -> &mut HoldStats {
+        &mut self.holds
+    }
+}
+
+impl Timed for SlotState {
+    fn holds(&mut self) -> &mut HoldStats {
+        &mut self.holds
+    }
 }
 
 /// The errno of a refused call of the core (the only place it is chosen).
@@ -440,8 +469,12 @@ impl Engine {
             policy <- new_mutex!(PolicyState {
                 sched,
                 table: VgpuTable::new(),
+                holds: HoldStats::EMPTY,
             }, "gvt_rs_policy"),
-            slots <- new_mutex!(SlotState { pool }, "gvt_rs_slots"),
+            slots <- new_mutex!(SlotState {
+                pool,
+                holds: HoldStats::EMPTY,
+            }, "gvt_rs_slots"),
             counters: Counters::default(),
             ignored,
             delivery,
@@ -458,6 +491,14 @@ impl Engine {
     /// Takes the slot lock, timed (after the policy lock, if both).
     fn lock_slots(&self) -> Held<'_, SlotState> {
         Held::lock(&self.slots, &self.counters.slots_lock_max_ns)
+    }
+
+    /// The holds of the policy lock and of the slot lock so far (each read
+    /// under its lock, the reading's own hold not yet in it).
+    pub fn lock_holds(&self) -> (HoldSummary, HoldSummary) {
+        let policy = self.lock_policy().holds.summary();
+        let slots = self.lock_slots().holds.summary();
+        (policy, slots)
     }
 
     /// The GPU's fixed properties.

@@ -27,6 +27,7 @@
 //! "Who can read what" in `Documentation/gvt-rs/admin-guide.rst`.
 
 use super::{
+    debugfs,
     Engine,
     Pool,
     VgpuId, //
@@ -456,27 +457,47 @@ impl<const ID: u64> sysfs::AttributeOperations<ID, Normal> for GpuFiles {
     }
 }
 
-/// The class of the GPUs' devices, `/sys/class/gvt_rs/`: each GPU's device
-/// has the files of [`GPU_GROUP`].
-pub type GpuClass = class::Class<Engine>;
+/// Where the GPUs appear: the class of their devices, `/sys/class/gvt_rs/`,
+/// each GPU's device with the files of [`GPU_GROUP`], and their debugging
+/// figures' directory, `/sys/kernel/debug/gvt_rs/` ([`debugfs`]).
+pub struct GpuClass {
+    class: Arc<class::Class<Engine>>,
+    debugfs: debugfs::Root,
+}
 
-/// The device of one GPU's engine, `/sys/class/gvt_rs/<gpu>/`.
-pub type GpuDevice = class::Device<Engine>;
+/// The device of one GPU's engine, `/sys/class/gvt_rs/<gpu>/`, and its
+/// debugfs directory; both go when it is dropped.
+pub struct GpuDevice {
+    _debugfs: debugfs::GpuFiles,
+    _dev: class::Device<Engine>,
+}
 
-/// Creates the class `gvt_rs`.
+/// Creates the class `gvt_rs` and the debugfs directory `gvt_rs`.
 pub fn gpu_class() -> Result<Arc<GpuClass>> {
-    class::Class::with_groups(c"gvt_rs", &[&GPU_GROUP])
+    let class = class::Class::with_groups(c"gvt_rs", &[&GPU_GROUP])?;
+    Ok(Arc::new(
+        GpuClass {
+            class,
+            debugfs: debugfs::Root::create(),
+        },
+        GFP_KERNEL,
+    )?)
 }
 
 /// Creates the device of the GPU that `engine` schedules, named after the
-/// engine, under `parent`, the GPU's device (on its own without one).
+/// engine, under `parent`, the GPU's device (on its own without one), and
+/// the GPU's debugfs directory.
 pub fn gpu_device(
     class: &Arc<GpuClass>,
     parent: Option<&Device>,
     engine: Arc<Engine>,
 ) -> Result<GpuDevice> {
     let name: &CStr = engine.name();
-    class::Device::with_data(class.clone(), parent, name, engine.clone())
+    let dev = class::Device::with_data(class.class.clone(), parent, name, engine.clone())?;
+    Ok(GpuDevice {
+        _debugfs: debugfs::gpu_files(&class.debugfs, &engine)?,
+        _dev: dev,
+    })
 }
 
 // ---- per vGPU ---------------------------------------------------------------

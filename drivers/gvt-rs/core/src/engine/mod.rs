@@ -33,8 +33,14 @@ use super::{
     VgpuId, //
 };
 
+mod holds;
 #[cfg(test)]
 mod tests;
+
+pub use holds::{
+    HoldStats,
+    HoldSummary, //
+};
 
 /// Fixed properties of the GPU a provider drives.
 #[derive(Clone, Copy, Debug)]

@@ -80,30 +80,37 @@ impl LatHist {
     /// The `pct`-th percentile (nearest rank) in ns: the middle of the
     /// bucket that holds it, at most `max_ns`; 0 when nothing was recorded.
     pub(crate) fn percentile_ns(&self, pct: u64, max_ns: u64) -> u64 {
-        let total: u64 = self
-            .count
-            .iter()
-            .map(|&c| u64::from(c))
-            .fold(0, u64::saturating_add);
-        if total == 0 {
-            return 0;
-        }
-        let want = total.saturating_mul(pct.min(100)).div_ceil(100).max(1);
-        let mut acc: u64 = 0;
-        for (b, &c) in self.count.iter().enumerate() {
-            acc = acc.saturating_add(u64::from(c));
-            if acc >= want {
-                return match bounds_us(b) {
-                    Some((lo, w)) => lo
-                        .saturating_mul(1000)
-                        .saturating_add(w.saturating_mul(500))
-                        .min(max_ns),
-                    None => max_ns,
-                };
-            }
-        }
-        max_ns
+        quantile_ns(self.count.iter().map(|&c| u64::from(c)), pct, 100, max_ns)
     }
+}
+
+/// The quantile `num / den` (nearest rank, `num <= den`) in ns of a
+/// histogram given as its bucket counts: the middle of the bucket that
+/// holds it, at most `max_ns` (the largest value recorded, which the
+/// overflow bucket reports); 0 when nothing was recorded.
+pub(crate) fn quantile_ns<I>(counts: I, num: u64, den: u64, max_ns: u64) -> u64
+where
+    I: Iterator<Item = u64> + Clone,
+{
+    let total = counts.clone().fold(0, u64::saturating_add);
+    if total == 0 || den == 0 {
+        return 0;
+    }
+    let want = total.saturating_mul(num.min(den)).div_ceil(den).max(1);
+    let mut acc: u64 = 0;
+    for (b, c) in counts.enumerate() {
+        acc = acc.saturating_add(c);
+        if acc >= want {
+            return match bounds_us(b) {
+                Some((lo, w)) => lo
+                    .saturating_mul(1000)
+                    .saturating_add(w.saturating_mul(500))
+                    .min(max_ns),
+                None => max_ns,
+            };
+        }
+    }
+    max_ns
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ mod decision;
 mod fixed;
 mod gvtg;
 mod interact;
-mod lathist;
+pub(crate) mod lathist;
 pub mod metrics;
 mod policy;
 mod scheduler;

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The engine's figures for whoever tunes or debugs it, in debugfs:
+//! `/sys/kernel/debug/gvt_rs/<gpu>/`, a directory per GPU named as its
+//! device in `/sys/class/gvt_rs/`. Unlike sysfs, not an ABI: the files and
+//! their columns may change with the engine, and debugfs is root's only.
+//!
+//! * `lock_holds`: the holds of the engine's two locks since the GPU was
+//!   registered (`crate::gvt_core::engine::HoldStats`): how many, how many
+//!   during which the holder was switched out, the 50th, 99th and 99.9th
+//!   percentile, the longest, and the longest through which the holder ran.
+//!   `Documentation/gvt-rs/scheduling.rst` ("Lock holds") says how to read it.
+
+use super::Engine;
+use crate::gvt_core::engine::HoldSummary;
+use core::fmt;
+use kernel::{
+    debugfs::{
+        Dir,
+        File, //
+    },
+    prelude::*,
+    sync::Arc, //
+};
+
+/// The directory `gvt_rs` at the root of debugfs, the parent of every
+/// GPU's; removed when dropped (after the GPUs' own).
+pub struct Root(Dir);
+
+impl Root {
+    /// Creates the directory. Without debugfs, or if it cannot be created,
+    /// the GPUs have no files there and work as before.
+    pub fn create() -> Self {
+        Self(Dir::new(c"gvt_rs"))
+    }
+}
+
+/// A GPU's directory and its files, removed when dropped.
+pub struct GpuFiles {
+    _lock_holds: Pin<KBox<File<Arc<Engine>>>>,
+    _dir: Dir,
+}
+
+/// Creates the directory of the GPU that `engine` schedules, under `root`.
+pub fn gpu_files(root: &Root, engine: &Arc<Engine>) -> Result<GpuFiles> {
+    let dir = root.0.subdir(engine.name());
+    let lock_holds = KBox::pin_init(
+        dir.read_callback_file(c"lock_holds", engine.clone(), &write_lock_holds),
+        GFP_KERNEL,
+    )?;
+    Ok(GpuFiles {
+        _lock_holds: lock_holds,
+        _dir: dir,
+    })
+}
+
+/// `lock_holds`: a header line, then a line per lock, in ns.
+fn write_lock_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let (policy, slots) = engine.lock_holds();
+    writeln!(
+        f,
+        "lock holds switched_out p50_ns p99_ns p999_ns max_ns max_running_ns"
+    )?;
+    for (name, h) in [("policy", policy), ("slots", slots)] {
+        write_holds(f, name, &h)?;
+    }
+    Ok(())
+}
+
+fn write_holds(f: &mut fmt::Formatter<'_>, name: &str, h: &HoldSummary) -> fmt::Result {
+    writeln!(
+        f,
+        "{name} {} {} {} {} {} {} {}",
+        h.holds, h.switched_out, h.p50_ns, h.p99_ns, h.p999_ns, h.max_ns, h.max_running_ns
+    )
+}
