@@ -215,8 +215,8 @@ echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns," \
 # locks): in the TCG VM a hold's time is the emulated CPU's.
 holds_ok() {
 	# The file first: the sysfs maxima, read after, cannot be below it.
-	cat "/sys/kernel/debug/gvt_rs/$(basename "$GVT_GPU")/lock_holds" >/tmp/dens_holds || return 1
 	f=/tmp/dens_holds
+	cat "/sys/kernel/debug/gvt_rs/$(basename "$GVT_GPU")/lock_holds" >"$f" || return 1
 	sed 's/^/# lock_holds: /' "$f"
 	awk -v pmax="$(cat "$GVT_GPU/policy_lock_max_ns")" \
 		-v smax="$(cat "$GVT_GPU/slots_lock_max_ns")" '
@@ -232,7 +232,7 @@ holds_ok() {
 		}
 		END { if (n != 2 || bad != "") { print "# lock_holds: off:" bad; exit 1 } }' "$f"
 }
-check "the engine's locks' holds in debugfs add up (counts, percentiles, the longest as in sysfs)" holds_ok
+check "the engine's locks' holds in debugfs add up (counts, percentiles, sysfs's longest)" holds_ok
 # A vGPU under half or over twice its share: its files and the GPU's,
 # its guest's output, and every vGPU's tag, to tell why.
 outliers "$WEIGHTS" "$b" "$a" "$VGPUS"

@@ -389,7 +389,8 @@ weighted_shares() {
 			if (clo < 0 || m < clo) clo = m
 			if (m > chi) chi = m
 		}
-		printf "%.4f %.4f %.4f %.1f %.4f %s\n", lo / hi, lo, hi, t / 1e6, clo / chi, shares }'
+		printf "%.4f %.4f %.4f %.1f %.4f %s\n", lo / hi, lo, hi, t / 1e6, clo / chi,
+			shares }'
 }
 
 # The Debian roots: make check's first VM boot has Debian 12's at /debian,
@@ -425,8 +426,8 @@ debian_procs() {
 debian_release() {
 	_procs=$(debian_procs)
 	if [ -n "$_procs" ]; then
-		echo "# $D: stopping what still runs in it:" \
-			"$(for _p in $_procs; do cat "/proc/$_p/comm" 2>/dev/null; done | tr '\n' ' ')"
+		_names=$(for _p in $_procs; do cat "/proc/$_p/comm"; done 2>/dev/null | tr '\n' ' ')
+		echo "# $D: stopping what still runs in it: $_names"
 		# shellcheck disable=SC2086 # the pids are words
 		stop $_procs
 	fi
@@ -438,11 +439,12 @@ debian_release() {
 
 # debian_mount qemu|host: mounts the VM's /proc, /sys, /dev and /l2 in the
 # root $D, after releasing (debian_release) what an earlier test left in it,
-# which it names: what QEMU run chrooted there needs. With host, the root is also set up as a host's libvirt
-# needs it: a mount point of its own (the QEMU driver makes it a slave mount
-# in the namespace it runs QEMU in), /dev/pts, /dev/shm, tmpfs on /run and
-# /tmp, and the links a booting system makes in /dev (mdevctl reads the
-# JSON libvirt passes it from /dev/stdin; the VM's init may have made some).
+# which it names: what QEMU run chrooted there needs. With host, the root is
+# also set up as a host's libvirt needs it: a mount point of its own (the
+# QEMU driver makes it a slave mount in the namespace it runs QEMU in),
+# /dev/pts, /dev/shm, tmpfs on /run and /tmp, and the links a booting
+# system makes in /dev (mdevctl reads the JSON libvirt passes it from
+# /dev/stdin; the VM's init may have made some).
 debian_mount() {
 	_left=$(debian_mounts)
 	[ -z "$_left" ] ||

@@ -128,7 +128,8 @@ policy0=$(cat "$GVT_GPU/policy")
 debian_guest q13a "gvt_l2.go=1 gvt_l2.run=$RUN_A gvt_l2.hold=300" \
 	-object iommufd,id=i0 -device "vfio-pci,iommufd=i0,sysfsdev=/sys/bus/mdev/devices/$ua"
 qa=$pid
-debian_guest q13b "gvt_l2.go=1 gvt_l2.run=$RUN_B" -device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$ub"
+debian_guest q13b "gvt_l2.go=1 gvt_l2.run=$RUN_B" \
+	-device "vfio-pci,sysfsdev=/sys/bus/mdev/devices/$ub"
 qb=$pid
 # Read-write opens: writing never waits for a reader.
 exec 3<>"$D/tmp/q13a.in" 4<>"$D/tmp/q13b.in"
