@@ -40,8 +40,9 @@ struct Sim<const N: usize> {
     /// How late every policy timer fires, ns (a busy host).
     timer_late: u64,
     /// Host time from a workload's end to its completion processed, ns:
-    /// the engine takes nothing else meanwhile (`sim/mod.rs`: the timer
-    /// interrupt, the work item, the status-page write).
+    /// the engine takes nothing else meanwhile (`sim/gpu.rs` and
+    /// `sim/delivery.rs`: the timer interrupt, the work item, the
+    /// status-page write).
     overhead: u64,
     /// Engine time each vGPU held in the measured period, ns: from dispatch
     /// to the completion processed, measured here, not by the scheduler.
