@@ -241,8 +241,12 @@ done
 if grep -q "@@L2_DONE" "$console" 2>/dev/null; then
 	progress "guest done"
 else
-	# The checks below fail on what is missing; this says what was waited for.
+	# The checks below fail on what is missing; this says what was waited
+	# for, and where the guest was (enough of a console for an oops).
 	progress "gave up waiting for @@L2_DONE in the domain's console after $BOOT_S s"
+	echo "# the console: $(wc -c <"$console" 2>/dev/null || echo no file) bytes; its end:"
+	tail -n 40 "$console" 2>/dev/null | sed 's/^/# console: /'
+	virsh domstate --reason gvt-l2 2>&1 | sed 's/^/# domstate: /'
 fi
 grep -h "gvt_rs_guest .*: vGPU\|^gvt_gpu_client:\|@@L2_RUN_END\|@@L2_DONE" "$console" 2>/dev/null |
 	sed 's/^/# guest: /'
@@ -299,7 +303,7 @@ check "nodedev-destroy and nodedev-undefine leave neither vGPU nor definition" s
 	 ! chroot $D mdevctl list --defined | grep -F '$up' >/dev/null &&
 	 [ \$(cat $TYPES/$T/available_instances) = $avail ]"
 
-cleanup
+debian_release
 trap - EXIT
 pci_gpu_unbind
 check "the GPU is unbound, no vGPU left" sh -c "[ -z \"\$(ls /sys/bus/mdev/devices)\" ]"

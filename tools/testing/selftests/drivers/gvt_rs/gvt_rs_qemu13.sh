@@ -188,8 +188,10 @@ work_ok() {
 }
 check "guest B (container): every workload completes with its fence" \
 	work_ok "$D/tmp/q13b.console"
-b_seen=$(($(count "$D/tmp/q13b.console" compute completed) + $(count "$D/tmp/q13b.console" copy completed)))
-echo "# vGPU B: gvt-rs counted $((cb1 - cb0)) completions, guest B saw $b_seen (workloads and copies)"
+b_seen=$(($(count "$D/tmp/q13b.console" compute completed) +
+	$(count "$D/tmp/q13b.console" copy completed)))
+echo "# vGPU B: gvt-rs counted $((cb1 - cb0)) completions," \
+	"guest B saw $b_seen (workloads and copies)"
 check "guest B: gvt-rs counted on its vGPU each workload and copy it saw complete" \
 	sh -c "[ $b_seen -gt 0 ] && [ $b_seen = $((cb1 - cb0)) ]"
 
@@ -226,11 +228,14 @@ check "guest A (iommufd): every workload completes with its fence" \
 # A copy the engine completed as its vGPU went may reach the guest failed:
 # gvt-rs counts at least what A saw complete and at most what it submitted.
 a_count=$(($(cat "$GVT_GPU/events_completed") - ev0 - (cb1 - cb0)))
-a_seen=$(($(count "$D/tmp/q13a.console" compute completed) + $(count "$D/tmp/q13a.console" copy completed)))
+a_seen=$(($(count "$D/tmp/q13a.console" compute completed) +
+	$(count "$D/tmp/q13a.console" copy completed)))
 a_failed=$(count "$D/tmp/q13a.console" copy failed)
-echo "# vGPU A: gvt-rs counted $a_count completions, guest A saw $a_seen (workloads and copies), $a_failed copies failed"
+echo "# vGPU A: gvt-rs counted $a_count completions, guest A saw $a_seen" \
+	"(workloads and copies), $a_failed copies failed"
 check "guest A: gvt-rs counted on its vGPU each workload and copy it saw complete" \
-	sh -c "[ $a_seen -gt 0 ] && [ $a_count -ge $a_seen ] && [ $a_count -le $((a_seen + a_failed)) ]"
+	sh -c "[ $a_seen -gt 0 ] && [ $a_count -ge $a_seen ] &&
+	 [ $a_count -le $((a_seen + a_failed)) ]"
 
 end=$(($(uptime_s) + 60))
 while { running "$qa" || running "$qb"; } && [ "$(uptime_s)" -lt "$end" ]; do
