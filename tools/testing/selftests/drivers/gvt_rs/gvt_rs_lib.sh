@@ -87,27 +87,23 @@ running() {
 	[ "${_st%% *}" != Z ]
 }
 
+# none_running PID...: no process of the list runs.
+none_running() {
+	for _p in "$@"; do
+		running "$_p" && return 1
+	done
+	return 0
+}
+
 # stop PID...: SIGTERM to those of the processes still running, SIGKILL to
 # those left 10 s later; returns when none runs (or 10 s after the SIGKILL).
 stop() {
 	for _sig in TERM KILL; do
-		_left=''
+		none_running "$@" && return 0
 		for _p in "$@"; do
-			running "$_p" && _left="$_left $_p"
+			running "$_p" && kill -s "$_sig" "$_p" 2>/dev/null
 		done
-		[ -n "$_left" ] || return 0
-		# shellcheck disable=SC2086 # the pids are words
-		kill -s "$_sig" $_left 2>/dev/null
-		_i=0
-		while [ $_i -lt 100 ]; do
-			_still=''
-			for _p in $_left; do
-				running "$_p" && _still=1
-			done
-			[ -n "$_still" ] || return 0
-			sleep 0.1
-			_i=$((_i + 1))
-		done
+		wait_until 10 none_running "$@"
 	done
 }
 
