@@ -9,50 +9,19 @@
 #  2. 64 saturating vGPUs, weights 1-4, get their weights' shares of the
 #     engine time charged while every vGPU had work (contended_ns), under
 #     sfq;
-#  3. 48 started vGPUs with nothing to do beside 16 busy ones cost the busy
-#     ones nothing: no GPU time is charged to them or withheld for them,
-#     and the busy ones divide the engine by their weights;
-#  4. create/remove churn at 64 under the cost allocator, with relocation:
+#  3. create/remove churn at 64 under the cost allocator, with relocation:
 #     available_instances stays exact and every create it promises works.
+# 48 idle vGPUs beside 16 busy ones are gvt_rs_density_idle.sh's.
 # Figures are printed as "# figure: ..." lines.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 15
+ktap_set_plan 12
 check "gvt_rs ready" sim_ready
 
 N=64
 T=GVTg_V5_64
-
-vstat() {
-	cat "$(vgpu_attr "$1" "$2")"
-}
-
-# sum_stat FILE UUID...: the sum of a per-vGPU counter.
-sum_stat() {
-	f=$1
-	shift
-	s=0
-	for u in "$@"; do s=$((s + $(vstat "$u" "$f"))); done
-	echo "$s"
-}
-
-# create_n COUNT: creates COUNT vGPUs of type T, their UUIDs in VGPUS.
-create_n() {
-	VGPUS=""
-	n=0
-	while [ "$n" -lt "$1" ]; do
-		u=$(vgpu_create $T) || return 1
-		VGPUS="$VGPUS $u"
-		n=$((n + 1))
-	done
-}
-
-remove_list() {
-	for u in "$@"; do vgpu_remove "$u"; done
-	wait
-}
 
 # spread WEIGHTS BEFORE AFTER: the mean share over ideal of each weight,
 # and the vGPUs (index:weight) with the smallest and largest, to tell a
@@ -106,19 +75,10 @@ outliers() {
 	done
 	k=0 tags=""
 	for u in $4; do
-		tags="$tags $k:$(vstat "$u" sfq_tag_ns)/$(vstat "$u" queue_depth)"
+		tags="$tags $k:$(vgpu_stat "$u" sfq_tag_ns)/$(vgpu_stat "$u" queue_depth)"
 		k=$((k + 1))
 	done
 	echo "# tags/queue_depth:$tags" | fold -w 96 | sed '2,$s/^/# /'
-}
-
-# snap FILE UUID...: the counter of each vGPU, space separated.
-snap() {
-	f=$1
-	shift
-	out=""
-	for u in "$@"; do out="$out $(vstat "$u" "$f")"; done
-	echo "$out"
 }
 
 # ---- 1. the limit, and 64 vGPUs placed by a sharing allocator --------------
@@ -175,19 +135,21 @@ for u in $VGPUS; do
 	w=$((i % 4 + 1))
 	set_attr "$(vgpu_attr "$u" weight)" "$w"
 	WEIGHTS="$WEIGHTS $w"
-	guest "$u" "/tmp/dens_$i.out" -F -w /tmp/dens.go -p compute -q 16 -d 1000 -t 900
+	guest_start "$u" "/tmp/dens_$i.out" -F -w /tmp/dens.go -p compute -q 16 -d 1000 -t 900
 	i=$((i + 1))
 done
+# All 64 open their vGPUs at once (as VMs starting together would).
+guests_opened
 t_start=$(uptime_s)
 echo "# figure: $N guests opened their vGPUs in $((t_start - t_setup)) s"
 guests_go /tmp/dens.go
 sleep 5
 # shellcheck disable=SC2086 # the UUIDs, one a word
-b=$(snap contended_ns $VGPUS) bo=$(snap occupied_ns $VGPUS)
+b=$(vgpus_stat contended_ns $VGPUS) bo=$(vgpus_stat occupied_ns $VGPUS)
 p0=$(cat "$GVT_GPU/picks") pn0=$(cat "$GVT_GPU/pick_ns") o0=$(cat "$GVT_GPU/overdue_ns")
 sleep 60
 # shellcheck disable=SC2086
-a=$(snap contended_ns $VGPUS) ao=$(snap occupied_ns $VGPUS)
+a=$(vgpus_stat contended_ns $VGPUS) ao=$(vgpus_stat occupied_ns $VGPUS)
 p1=$(cat "$GVT_GPU/picks") pn1=$(cat "$GVT_GPU/pick_ns") o1=$(cat "$GVT_GPU/overdue_ns")
 pmax=$(cat "$GVT_GPU/policy_lock_max_ns") smax=$(cat "$GVT_GPU/slots_lock_max_ns")
 res=$(weighted_shares "$WEIGHTS" "$b" "$a")
@@ -239,72 +201,23 @@ outliers "$WEIGHTS" "$b" "$a" "$VGPUS"
 # Every guest still has its vGPU open: one that gave up before the run
 # (its start-file wait) leaves its vGPU stopped, with no share at all.
 # shellcheck disable=SC2086
-started=$(sum_stat started $VGPUS)
+started=$(vgpus_sum started $VGPUS)
 check "sfq: all $N guests ran through the window ($started vGPUs started)" test "$started" = $N
 check "sfq: 64 vGPUs, each weight's mean share (min_max $c_cl >= 0.98)" \
 	awk -v m="$c_cl" 'BEGIN { exit !(m + 0 == m && m >= 0.98) }'
 check "sfq: 64 vGPUs of weights 1-4, each its weight's share (min_max $c_mm >= 0.95)" \
 	awk -v m="$c_mm" 'BEGIN { exit !(m + 0 == m && m >= 0.95) }'
 # shellcheck disable=SC2086
-remove_list $VGPUS
+vgpus_remove $VGPUS
+wait
 echo "# figure: 64-client phase took $(($(uptime_s) - t_start)) s"
 set_attr "$GVT_GPU/sfq_slice_us" "$slice0"
 
-# ---- 3. 48 idle beside 16 busy ---------------------------------------------
-# The 48 idle vGPUs are started (their guests opened them) and submit
-# nothing. Nothing may be charged to them (occupied_ns) or withheld for
-# them (withheld_ns: GPU time held idle for a vGPU's turn while others
-# waited), both exact counts; the 16 busy ones divide the engine time
-# charged to them by their weights, as if alone.
-t_start=$(uptime_s)
-create_n $N || true
-check "64 vGPUs created again" test "$(cat "$GVT_GPU/vgpus")" = $N
-BUSY="" IDLE="" BW=""
-i=0
-rm -f /tmp/dens2.go
-for u in $VGPUS; do
-	if [ $i -lt 16 ]; then
-		w=$((i % 4 + 1))
-		set_attr "$(vgpu_attr "$u" weight)" "$w"
-		BUSY="$BUSY $u" BW="$BW $w"
-		guest "$u" "/tmp/dens2_$i.out" -F -w /tmp/dens2.go -p compute -q 16 -d 1000 -t 900
-	else
-		IDLE="$IDLE $u"
-		guest "$u" "/tmp/dens2_$i.out" -p idle -t 900
-	fi
-	i=$((i + 1))
-done
-guests_go /tmp/dens2.go
-sleep 3
-# shellcheck disable=SC2086
-started=$(sum_stat started $IDLE)
-# shellcheck disable=SC2086
-io0=$(sum_stat occupied_ns $IDLE) iw0=$(sum_stat withheld_ns $IDLE) bo=$(snap occupied_ns $BUSY)
-sleep 20
-# shellcheck disable=SC2086
-io1=$(sum_stat occupied_ns $IDLE) iw1=$(sum_stat withheld_ns $IDLE) ao=$(snap occupied_ns $BUSY)
-res=$(weighted_shares "$BW" "$bo" "$ao")
-# shellcheck disable=SC2086
-set -- $res
-mm=${1:-unmeasured}
-echo "# figure: 16 busy beside 48 idle (started $started):" \
-	"charged to the idle $((io1 - io0)) ns, withheld for them $((iw1 - iw0)) ns;" \
-	"busy occupied share/ideal min_max=$mm (min ${2:-?} max ${3:-?})" \
-	"by weight ${5:-?} occupied_ms=${4:-?}"
-check "48 started idle vGPUs: none charged or withheld for ($((io1 - io0)) ns, $((iw1 - iw0)) ns)" \
-	test "$started" = 48 -a $((io1 - io0)) = 0 -a $((iw1 - iw0)) = 0
-check "16 busy vGPUs beside 48 idle divide the engine by weight (min_max $mm >= 0.95)" \
-	awk -v m="$mm" 'BEGIN { exit !(m + 0 == m && m >= 0.95) }'
-# shellcheck disable=SC2086
-remove_list $VGPUS
-
-echo "# figure: idle-beside-busy phase took $(($(uptime_s) - t_start)) s"
-
-# ---- 4. create/remove churn at 64, cost allocator, relocation on -----------
+# ---- 3. create/remove churn at 64, cost allocator, relocation on -----------
 t_start=$(uptime_s)
 set_attr "$GVT_GPU/gm_allocator" cost
 set_attr "$GVT_GPU/gm_relocation" 1
-create_n $N || true
+vgpus_create $T $N || true
 check "cost places $N one-slot vGPUs" test "$(cat "$GVT_GPU/vgpus")" = $N
 # Four of them busy throughout, so switches and copies go on.
 i=0
@@ -354,7 +267,8 @@ check "churn at $N: $gone removed, $made created, available_instances exact" $ok
 check "no vGPU past max_vgpus after the churn" \
 	write_fails "No space" "$(type_dir $T)/create" "$(new_uuid)"
 # shellcheck disable=SC2086
-remove_list $VGPUS
+vgpus_remove $VGPUS
+wait
 check "no vGPU left" test "$(cat "$GVT_GPU/vgpus")" = 0
 echo "# figure: churn phase took $(($(uptime_s) - t_start)) s"
 set_attr "$GVT_GPU/gm_allocator" static

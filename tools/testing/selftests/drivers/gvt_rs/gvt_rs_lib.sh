@@ -192,6 +192,44 @@ vgpu_attr() {
 	echo "/sys/bus/mdev/devices/$1/gvt_rs/$2"
 }
 
+# vgpu_stat UUID FILE: the value of a per-vGPU gvt-rs file.
+vgpu_stat() {
+	cat "$(vgpu_attr "$1" "$2")"
+}
+
+# vgpus_stat FILE UUID...: each vGPU's value of FILE, space separated.
+vgpus_stat() {
+	_f=$1 _out=""
+	shift
+	for _u in "$@"; do _out="$_out $(vgpu_stat "$_u" "$_f")"; done
+	echo "$_out"
+}
+
+# vgpus_sum FILE UUID...: the sum of the vGPUs' values of FILE.
+vgpus_sum() {
+	_f=$1 _s=0
+	shift
+	for _u in "$@"; do _s=$((_s + $(vgpu_stat "$_u" "$_f"))); done
+	echo "$_s"
+}
+
+# vgpus_create TYPE COUNT: creates COUNT vGPUs of TYPE, their UUIDs in
+# VGPUS (those created before a refusal, which fails).
+vgpus_create() {
+	VGPUS=""
+	_n=0
+	while [ "$_n" -lt "$2" ]; do
+		_u=$(vgpu_create "$1") || return 1
+		VGPUS="$VGPUS $_u"
+		_n=$((_n + 1))
+	done
+}
+
+# vgpus_remove UUID...: removes the vGPUs.
+vgpus_remove() {
+	for _u in "$@"; do vgpu_remove "$_u"; done
+}
+
 # remove_all_vgpus: removes every vGPU of the simulated GPU.
 remove_all_vgpus() {
 	for d in "$GVT_PARENT"/mdev_supported_types/*/devices/*; do
@@ -214,6 +252,14 @@ sim_ready() {
 # (GUEST_PID is its pid). A guest that exits first, or does not get there
 # within GVT_WAIT_S, fails the test: what follows would test nothing.
 guest() {
+	guest_start "$@"
+	guests_opened
+}
+
+# guest_start UUID OUTFILE [gvt_guest options]: starts a guest emulator as
+# guest() does (GUEST_PID is its pid) without waiting for it: many guests
+# open their vGPUs at once, and guests_opened waits for all of them.
+guest_start() {
 	u=$1 out=$2
 	shift 2
 	rm -f "$out.ready"
@@ -224,15 +270,29 @@ guest() {
 		"$GVT_GUEST" -r "$out.ready" "$@" "$u" >"$out" 2>&1 &
 	fi
 	GUEST_PID=$!
-	wait_until "$GVT_WAIT_S" guest_opened "$out.ready" "$GUEST_PID"
-	[ -e "$out.ready" ] && return 0
-	sed 's/^/# /' "$out"
-	if running "$GUEST_PID"; then
-		ktap_test_fail "the guest emulator opens vGPU $u within $GVT_WAIT_S s"
-	else
-		ktap_test_fail "the guest emulator opens vGPU $u (it exited first)"
-	fi
-	ktap_exit_fail_msg "setup: no guest on vGPU $u"
+	GUESTS_STARTING="$GUESTS_STARTING $u,$out,$GUEST_PID"
+}
+
+# guests_opened: waits until every guest guest_start started has its
+# device open, each within GVT_WAIT_S of the one before, and fails the
+# test as guest() does for the first that did not get there.
+guests_opened() {
+	for _g in $GUESTS_STARTING; do
+		_u=${_g%%,*} _p=${_g##*,}
+		_o=${_g#*,}
+		_o=${_o%,*}
+		wait_until "$GVT_WAIT_S" guest_opened "$_o.ready" "$_p"
+		[ -e "$_o.ready" ] && continue
+		GUESTS_STARTING=""
+		sed 's/^/# /' "$_o"
+		if running "$_p"; then
+			ktap_test_fail "the guest emulator opens vGPU $_u within $GVT_WAIT_S s"
+		else
+			ktap_test_fail "the guest emulator opens vGPU $_u (it exited first)"
+		fi
+		ktap_exit_fail_msg "setup: no guest on vGPU $_u"
+	done
+	GUESTS_STARTING=""
 }
 
 # guest_opened READY_FILE PID: the guest opened its device, or exited.
