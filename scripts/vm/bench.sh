@@ -461,7 +461,7 @@ bench_locks() {
 	[ -d "$D" ] || mount -t debugfs nodev /sys/kernel/debug || exit 1
 	echo
 	echo "== lock holds: every vGPU the GPU takes, re-placement (cost) every 1 s, each -p compute -q 4 -d 1000, ${LOCK_S} s"
-	printf '  %-7s %-6s %-10s %5s %6s %8s %8s %8s %9s %10s %12s %7s\n' alloc policy type vgpus \
+	printf '  %-7s %-6s %-10s %5s %-9s %8s %8s %8s %9s %10s %12s %7s\n' alloc policy type vgpus \
 		lock holds switched p99_us p999_us max_us max_ran_us replans
 	for run in gscale/sfq/8 cost/sfq/8 gscale/eevdf/8 cost/eevdf/8 \
 		gscale/sfq/64 cost/sfq/64 gscale/eevdf/64 cost/eevdf/64; do
@@ -483,15 +483,20 @@ bench_locks() {
 		wait
 		n=$(echo "$list" | wc -w)
 		# lock holds switched_out p50 p99 p999 max max_running, ns.
-		sed 1d "$D/$(basename "$GPU")/lock_holds" | while read -r lock holds sw _p50 p99 p999 max ran; do
-			printf '  %-7s %-6s %-10s %5d %6s %8d %8d %8s %9s %10s %12s %7d\n' "$alloc" "$pol" \
+		# Then the switch-ins' GTT copies (gtt_loads), part of slots' holds.
+		{
+			sed 1d "$D/$(basename "$GPU")/lock_holds"
+			sed 1d "$D/$(basename "$GPU")/gtt_loads"
+		} | while read -r lock holds sw _p50 p99 p999 max ran; do
+			printf '  %-7s %-6s %-10s %5d %-9s %8d %8d %8s %9s %10s %12s %7d\n' "$alloc" "$pol" \
 				"GVTg_V5_$size" "$n" \
 				"$lock" "$holds" "$sw" "$(per "$p99" 1000)" "$(per "$p999" 1000)" \
 				"$(per "$max" 1000)" "$(per "$ran" 1000)" "$(cat "$GPU/gm_replans")"
 		done
 		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done
-	echo "  (switched: holds during which the holder was switched out; max_ran: the longest hold"
+	echo "  (switch_in: the GTT copies of switch-ins, each inside a hold of slots, not of policy;"
+	echo "   switched: holds during which the holder was switched out; max_ran: the longest hold"
 	echo "   through which it ran; the VM is TCG: times are the emulated CPU's, and a vCPU the"
 	echo "   host stops mid-hold is not seen as switched out)"
 	reload || exit 1

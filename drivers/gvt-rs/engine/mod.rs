@@ -27,13 +27,16 @@
 //! Two mutexes, always taken in this order and innermost in the provider's
 //! own order (GVT-g: `vgpu_lock` -> `sched_lock` -> engine locks):
 //! `policy` (the scheduler and vGPU table), then `slots` (the slot pool;
-//! [`Provider::load_gtt`] and [`Provider::relocate`] run under it). Neither
+//! [`Provider::load_gtt`] and [`Provider::relocate`] run under it, and a
+//! switch-in's GTT load after [`Engine::pick`] released the policy lock:
+//! see there why nothing sees the vGPU half loaded). Neither
 //! is held while allocating: everything is allocated when the GPU or the
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
 //! process context: hrtimer callbacks defer to a work item first.
 //!
-//! Every hold is short, whatever the number of vGPUs: the scheduler's calls
-//! are O(log n) (see `Documentation/gvt-rs/scheduling.rst`), and the slot
+//! The policy lock's holds stay short, whatever the number of vGPUs: the
+//! scheduler's calls are O(log n) (see `Documentation/gvt-rs/scheduling.rst`),
+//! a switch-in's GTT copy runs without it, and the slot
 //! allocators' periodic re-placement, a `cost` search of 0.9-1.9 ms for 16
 //! vGPUs and 10-15 ms for 64, is planned outside both locks: at a switch
 //! point [`Engine::pick`] copies the pool into a preallocated snapshot and
@@ -43,7 +46,9 @@
 //! is kept in [`Counters::policy_lock_max_ns`] and
 //! [`Counters::slots_lock_max_ns`], and every hold in the lock's
 //! [`HoldStats`], kept apart when the holder was switched out meanwhile
-//! (debugfs `lock_holds`, [`debugfs`]).
+//! (debugfs `lock_holds`, [`debugfs`]). The slot lock's holds include a
+//! switch-in's GTT copy, which grows with the vGPU's slots, not with the
+//! number of vGPUs; its time is recorded apart too (debugfs `gtt_loads`).
 
 pub mod debugfs;
 mod kunit;
@@ -169,8 +174,9 @@ pub struct Counters {
     pub relocations: AtomicU64,
     /// GTT reloads of a running vGPU whose range a placement changed.
     pub reloads: AtomicU64,
-    /// Time spent deciding ([`Engine::pick`]), ns: the engine's locks, and
-    /// the provider's scheduling lock, are held meanwhile.
+    /// Time spent in [`Engine::pick`], ns: deciding, under both engine
+    /// locks, and a switch-in's GTT load, under the slot lock alone; the
+    /// provider's scheduling lock is held throughout.
     pub pick_ns: AtomicU64,
     /// The longest hold of the policy lock since the engine was made, ns.
     pub policy_lock_max_ns: AtomicU64,
@@ -291,6 +297,9 @@ struct PolicyState {
 struct SlotState {
     pool: KVBox<Pool>,
     holds: HoldStats,
+    /// The switch-ins' GTT loads ([`Engine::pick`]), each a part of a
+    /// hold of the slot lock.
+    loads: HoldStats,
 }
 
 impl Timed for PolicyState {
@@ -474,6 +483,7 @@ impl Engine {
             slots <- new_mutex!(SlotState {
                 pool,
                 holds: HoldStats::EMPTY,
+                loads: HoldStats::EMPTY,
             }, "gvt_rs_slots"),
             counters: Counters::default(),
             ignored,
@@ -499,6 +509,13 @@ impl Engine {
         let policy = self.lock_policy().holds.summary();
         let slots = self.lock_slots().holds.summary();
         (policy, slots)
+    }
+
+    /// The switch-ins' GTT loads so far, timed as the locks' holds are:
+    /// the part of the slot lock's holds that copies GTT entries at a
+    /// switch ([`Engine::pick`]), held without the policy lock.
+    pub fn switch_in_loads(&self) -> HoldSummary {
+        self.lock_slots().loads.summary()
     }
 
     /// The GPU's fixed properties.
@@ -735,6 +752,19 @@ impl Engine {
     /// `pick_next` + `switched` + `switch_in`). On a switch, the new vGPU's
     /// non-resident GTT slots are loaded through the provider before this
     /// returns. `Ok(None)` is the idle vGPU; `EBUSY` if work is in flight.
+    ///
+    /// The decision is made under both locks; the switch-in's GTT load
+    /// (`Decision::load`, 16384 entries a slot on the simulated GPU) under
+    /// the slot lock alone, after the policy lock is released, and timed
+    /// apart ([`Engine::switch_in_loads`]). Nothing sees the new vGPU
+    /// before its entries are loaded: the pool names it the owner of its
+    /// slots from the decision on, and whatever reads the slots (a guest's
+    /// GTT access, [`Engine::with_residency`]; [`Engine::ensure_resident`])
+    /// or changes them (placement, re-placement, another decision) takes
+    /// the slot lock, so it waits for the load; the policy lock's paths
+    /// (`queued`, `next_vgpu`, `stop`, ...) touch no GTT entry, and a
+    /// provider dispatches only after this returned (its own scheduling
+    /// lock, held around the call, serialises its dispatch loop with it).
     pub fn pick<P: Provider + ?Sized>(&self, p: &P) -> Result<Option<VgpuId>> {
         let mut guard = self.lock_policy();
         let st = &mut *guard;
@@ -755,7 +785,9 @@ impl Engine {
                 }
             }
         }
-        let picked = st.table.pick(&mut st.sched, &mut sl.pool, p, self, now);
+        let decision = st.table.decide(&mut st.sched, &mut sl.pool, p, self, now);
+        // The rest needs only the pool: the policy's paths go on meanwhile.
+        drop(guard);
         if idle && sl.pool.replace_pending() {
             // A copy of the pool, planned without the locks, into the
             // preallocated snapshot, never through the stack
@@ -769,6 +801,19 @@ impl Engine {
                 rp.busy.store(false, Ordering::Release);
             }
         }
+        let picked = decision.map(|d| {
+            if !d.loads() {
+                return d.vgpu();
+            }
+            let since = Instant::<Monotonic>::now();
+            let switches = kernel::current!().context_switches();
+            let picked = d.load(p, self);
+            let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(0);
+            let switched_out = kernel::current!().context_switches() != switches;
+            sl.loads.record(ns, switched_out);
+            picked
+        });
+        drop(sl);
         Counters::bump(&self.counters.pick_ns, self.now_ns().saturating_sub(now));
         Ok(picked?)
     }

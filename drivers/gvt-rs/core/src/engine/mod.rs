@@ -82,8 +82,9 @@ impl GpuConfig {
 
 /// Actions the engine asks of a GPU provider.
 ///
-/// Called with the engine's locks held: they must not call back into the
-/// engine and must not block on a workload.
+/// Called with the engine's locks held (the slot lock; the policy lock
+/// too, except for a switch-in's load, [`Decision::load`]): they must not
+/// call back into the engine and must not block on a workload.
 pub trait Provider {
     /// Writes `vgpu`'s private GTT entries for high-GM slots
     /// `[first_slot, first_slot + slots)` into the hardware GTT. The vGPU's
@@ -191,6 +192,44 @@ fn load<P, O, const V: usize, const S: usize>(
         p.load_low_gtt(id);
     }
     o.gtt_loaded(id, plan.high_slots(), plan.entries(), reload);
+}
+
+/// What [`VgpuTable::decide`] chose: the vGPU that runs next and, on a
+/// switch, the GTT load of its non-resident slots, which must complete
+/// before its first dispatch (and before the slot pool changes again).
+#[must_use = "a switch-in's GTT load must be performed before the vGPU runs"]
+#[derive(Clone, Copy, Debug)]
+pub struct Decision<const V: usize, const S: usize> {
+    vgpu: Option<VgpuId>,
+    load: Option<SwitchPlan<V, S>>,
+}
+
+impl<const V: usize, const S: usize> Decision<V, S> {
+    /// The vGPU that runs next (`None`: the idle vGPU).
+    pub fn vgpu(&self) -> Option<VgpuId> {
+        self.vgpu
+    }
+
+    /// Whether [`Decision::load`] has a switch-in to load (moves, slots,
+    /// the shared low GM; possibly nothing left to copy).
+    pub fn loads(&self) -> bool {
+        self.load.is_some()
+    }
+
+    /// Performs the switch-in's load, if any, through the provider (moves,
+    /// then the copy runs, then the shared low GM) and tells the observer;
+    /// the vGPU that runs next. Called with the slots as
+    /// [`VgpuTable::decide`] left them: under the slot lock that it held.
+    pub fn load<P, O>(self, p: &P, o: &O) -> Option<VgpuId>
+    where
+        P: Provider + ?Sized,
+        O: Observer + ?Sized,
+    {
+        if let (Some(id), Some(plan)) = (self.vgpu, &self.load) {
+            load(p, o, id, plan, false);
+        }
+        self.vgpu
+    }
 }
 
 impl<const V: usize> VgpuTable<V> {
@@ -320,8 +359,9 @@ impl<const V: usize> VgpuTable<V> {
     /// All engines are drained: samples what the policies and allocators
     /// need, then chooses the vGPU that runs next (GVT-g: `pick_next` +
     /// `switched` + `switch_in`). On a switch, the new vGPU's non-resident
-    /// GTT slots are loaded through the provider before this returns.
-    /// `Ok(None)` is the idle vGPU; [`Error::Busy`] if work is in flight.
+    /// GTT slots are loaded through the provider before this returns:
+    /// [`VgpuTable::decide`], then [`Decision::load`]. `Ok(None)` is the
+    /// idle vGPU; [`Error::Busy`] if work is in flight.
     pub fn pick<P, O, const S: usize>(
         &mut self,
         sched: &mut Scheduler<V>,
@@ -334,6 +374,28 @@ impl<const V: usize> VgpuTable<V> {
         P: Provider + ?Sized,
         O: Observer + ?Sized,
     {
+        Ok(self.decide(sched, pool, p, o, now)?.load(p, o))
+    }
+
+    /// [`VgpuTable::pick`] without the GTT load: samples, chooses, and on a
+    /// switch takes the new vGPU's slots in the pool ([`SlotPool::switch_in`]),
+    /// so that the pool already names it their owner. The returned
+    /// [`Decision`] carries the load, which needs only the pool's slots to
+    /// stay as they are: the kernel engine performs it with the slot lock
+    /// alone, after it released the policy lock. [`Error::Busy`] if work is
+    /// in flight.
+    pub fn decide<P, O, const S: usize>(
+        &mut self,
+        sched: &mut Scheduler<V>,
+        pool: &mut SlotPool<V, S>,
+        p: &P,
+        o: &O,
+        now: u64,
+    ) -> Result<Decision<V, S>, Error>
+    where
+        P: Provider + ?Sized,
+        O: Observer + ?Sized,
+    {
         self.sample(sched, pool, p, o, now);
         let prev = sched.current();
         match sched.pick(now)? {
@@ -341,23 +403,30 @@ impl<const V: usize> VgpuTable<V> {
                 if prev.is_some() {
                     o.switched(prev, None, 0);
                 }
-                Ok(None)
+                Ok(Decision {
+                    vgpu: None,
+                    load: None,
+                })
             }
             Pick::Run {
                 vgpu,
                 switched,
                 slice_ns,
             } => {
+                let mut load = None;
                 if switched {
                     o.switched(prev, Some(vgpu), slice_ns);
                     // The scheduler runs only attached vGPUs, which are
                     // placed.
                     match pool.switch_in(vgpu, now) {
-                        Ok(plan) => load(p, o, vgpu, &plan, false),
+                        Ok(plan) => load = Some(plan),
                         Err(e) => o.inconsistent("switch_in", e),
                     }
                 }
-                Ok(Some(vgpu))
+                Ok(Decision {
+                    vgpu: Some(vgpu),
+                    load,
+                })
             }
         }
     }

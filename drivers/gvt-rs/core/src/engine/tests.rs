@@ -279,3 +279,108 @@ fn the_gpu_takes_at_most_its_max_vgpus() {
     assert_eq!(g.available_mb(64, 16), 1);
     assert_eq!(g.place(64, 16, 1, 0), Ok(1));
 }
+
+/// Three vGPUs sharing 4 slots (gscale, the low region shared), as the
+/// simulated GPU's: every switch copies.
+fn sharing() -> Gpu {
+    let cfg = GpuConfig {
+        engines: 1,
+        low_mb: 896,
+        slots: 4,
+        low_shared_entries: 16_384,
+        relocate: true,
+        max_vgpus: 4,
+    };
+    let mut g = gpu(cfg, AllocatorKind::Gscale);
+    for _ in 0..3 {
+        let id = g.place(4 * 64, 16, 1, 0).unwrap();
+        g.attach(id).unwrap();
+        g.sched.start(id, 0).unwrap();
+    }
+    g.sched.set_policy(Policy::Sfq, 0).unwrap();
+    g.rec.take();
+    g
+}
+
+#[test]
+fn decide_leaves_the_switch_in_load_to_the_caller_and_pick_is_decide_then_load() {
+    let (mut whole, mut split) = (sharing(), sharing());
+    // Only one vGPU has work at each point: a switch every time.
+    for (i, id) in [0u8, 1, 2, 0, 2, 1].into_iter().enumerate() {
+        let now = (i as u64 + 1) * MS;
+        for g in [&mut whole, &mut split] {
+            if let Some(prev) = g.sched.current() {
+                g.sched.cancelled(prev, 0).unwrap();
+            }
+            g.sched.queued(id, 0, 0).unwrap();
+        }
+        assert_eq!(whole.pick(now), Ok(Some(id)));
+        let d = split
+            .table
+            .decide(
+                &mut split.sched,
+                &mut split.pool,
+                &split.rec,
+                &split.rec,
+                now,
+            )
+            .unwrap();
+        assert_eq!(d.vgpu(), Some(id));
+        assert!(d.loads());
+        // Decided: the switch is told, nothing is loaded yet, and the pool
+        // already names the vGPU the owner of its whole range (a guest
+        // access or a dispatch meanwhile would take the new owner's side:
+        // the kernel keeps the slot lock until the load is done).
+        let decided = split.rec.take();
+        assert!(matches!(decided.first(), Some(Event::Switched(_, Some(n))) if *n == id));
+        assert!(!decided.iter().any(|e| matches!(
+            e,
+            Event::LoadGtt { .. } | Event::LoadLowGtt(_) | Event::GttLoaded { .. }
+        )));
+        assert!(split.pool.resident(id));
+        let pl = split.pool.placement(id).unwrap();
+        assert!((pl.start..pl.start + pl.slots).all(|s| split.pool.owner(s) == Some(id)));
+        // The load: the same calls, in the same order, as `pick`'s.
+        assert_eq!(d.load(&split.rec, &split.rec), Some(id));
+        let mut events = decided;
+        events.extend(split.rec.take());
+        let all = whole.rec.take();
+        assert_eq!(events, all);
+        assert!(all
+            .iter()
+            .any(|e| matches!(e, Event::LoadGtt { id: l, .. } if *l == id)));
+        assert!(all.contains(&Event::LoadLowGtt(id)));
+    }
+    assert_eq!(whole.rec.gtt_entries(), split.rec.gtt_entries());
+    assert_eq!(
+        (whole.rec.inconsistencies(), split.rec.inconsistencies()),
+        (0, 0)
+    );
+    // Its turn again, or the idle vGPU: nothing to load.
+    let now = 10 * MS;
+    let d = split
+        .table
+        .decide(
+            &mut split.sched,
+            &mut split.pool,
+            &split.rec,
+            &split.rec,
+            now,
+        )
+        .unwrap();
+    assert_eq!((d.vgpu(), d.loads()), (Some(1), false));
+    assert_eq!(d.load(&split.rec, &split.rec), Some(1));
+    split.sched.cancelled(1, 0).unwrap();
+    let d = split
+        .table
+        .decide(
+            &mut split.sched,
+            &mut split.pool,
+            &split.rec,
+            &split.rec,
+            11 * MS,
+        )
+        .unwrap();
+    assert_eq!((d.vgpu(), d.loads()), (None, false));
+    assert_eq!(split.rec.take(), [Event::Switched(Some(1), None)]);
+}
