@@ -358,32 +358,15 @@ impl<const V: usize> VgpuTable<V> {
 
     /// All engines are drained: samples what the policies and allocators
     /// need, then chooses the vGPU that runs next (GVT-g: `pick_next` +
-    /// `switched` + `switch_in`). On a switch, the new vGPU's non-resident
-    /// GTT slots are loaded through the provider before this returns:
-    /// [`VgpuTable::decide`], then [`Decision::load`]. `Ok(None)` is the
-    /// idle vGPU; [`Error::Busy`] if work is in flight.
-    pub fn pick<P, O, const S: usize>(
-        &mut self,
-        sched: &mut Scheduler<V>,
-        pool: &mut SlotPool<V, S>,
-        p: &P,
-        o: &O,
-        now: u64,
-    ) -> Result<Option<VgpuId>, Error>
-    where
-        P: Provider + ?Sized,
-        O: Observer + ?Sized,
-    {
-        Ok(self.decide(sched, pool, p, o, now)?.load(p, o))
-    }
-
-    /// [`VgpuTable::pick`] without the GTT load: samples, chooses, and on a
-    /// switch takes the new vGPU's slots in the pool ([`SlotPool::switch_in`]),
-    /// so that the pool already names it their owner. The returned
-    /// [`Decision`] carries the load, which needs only the pool's slots to
-    /// stay as they are: the kernel engine performs it with the slot lock
-    /// alone, after it released the policy lock. [`Error::Busy`] if work is
-    /// in flight.
+    /// `switched` + `switch_in`), and on a switch takes the new vGPU's
+    /// slots in the pool ([`SlotPool::switch_in`]), so that the pool
+    /// already names it their owner. The returned [`Decision`] carries the
+    /// GTT load of its non-resident slots, which must be performed
+    /// ([`Decision::load`]) before it runs and needs only the pool's slots
+    /// to stay as they are: the kernel engine performs it with the slot
+    /// lock alone, after it released the policy lock. A decision of the
+    /// idle vGPU (`None`) loads nothing. [`Error::Busy`] if work is in
+    /// flight.
     pub fn decide<P, O, const S: usize>(
         &mut self,
         sched: &mut Scheduler<V>,

@@ -302,8 +302,15 @@ fn sharing() -> Gpu {
     g
 }
 
+/// [`VgpuTable::decide`] on `g`'s state, which must decide.
+fn decide(g: &mut Gpu, now: u64) -> Decision<4, 16> {
+    g.table
+        .decide(&mut g.sched, &mut g.pool, &g.rec, &g.rec, now)
+        .unwrap()
+}
+
 #[test]
-fn decide_leaves_the_switch_in_load_to_the_caller_and_pick_is_decide_then_load() {
+fn decide_leaves_the_switch_in_load_to_the_caller() {
     let (mut whole, mut split) = (sharing(), sharing());
     // Only one vGPU has work at each point: a switch every time.
     for (i, id) in [0u8, 1, 2, 0, 2, 1].into_iter().enumerate() {
@@ -315,16 +322,7 @@ fn decide_leaves_the_switch_in_load_to_the_caller_and_pick_is_decide_then_load()
             g.sched.queued(id, 0, 0).unwrap();
         }
         assert_eq!(whole.pick(now), Ok(Some(id)));
-        let d = split
-            .table
-            .decide(
-                &mut split.sched,
-                &mut split.pool,
-                &split.rec,
-                &split.rec,
-                now,
-            )
-            .unwrap();
+        let d = decide(&mut split, now);
         assert_eq!(d.vgpu(), Some(id));
         assert!(d.loads());
         // Decided: the switch is told, nothing is loaded yet, and the pool
@@ -358,29 +356,11 @@ fn decide_leaves_the_switch_in_load_to_the_caller_and_pick_is_decide_then_load()
     );
     // Its turn again, or the idle vGPU: nothing to load.
     let now = 10 * MS;
-    let d = split
-        .table
-        .decide(
-            &mut split.sched,
-            &mut split.pool,
-            &split.rec,
-            &split.rec,
-            now,
-        )
-        .unwrap();
+    let d = decide(&mut split, now);
     assert_eq!((d.vgpu(), d.loads()), (Some(1), false));
     assert_eq!(d.load(&split.rec, &split.rec), Some(1));
     split.sched.cancelled(1, 0).unwrap();
-    let d = split
-        .table
-        .decide(
-            &mut split.sched,
-            &mut split.pool,
-            &split.rec,
-            &split.rec,
-            11 * MS,
-        )
-        .unwrap();
+    let d = decide(&mut split, 11 * MS);
     assert_eq!((d.vgpu(), d.loads()), (None, false));
     assert_eq!(split.rec.take(), [Event::Switched(Some(1), None)]);
 }

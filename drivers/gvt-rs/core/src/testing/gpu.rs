@@ -267,11 +267,14 @@ impl<const V: usize, const S: usize> Gpu<V, S> {
         Ok(id)
     }
 
-    /// [`VgpuTable::pick`].
+    /// [`VgpuTable::decide`], then the decision's load, as the kernel's
+    /// `Engine::pick`.
     pub fn pick(&mut self, now: u64) -> Result<Option<VgpuId>, Error> {
         self.rec.last_switch.set(None);
-        self.table
-            .pick(&mut self.sched, &mut self.pool, &self.rec, &self.rec, now)
+        let d = self
+            .table
+            .decide(&mut self.sched, &mut self.pool, &self.rec, &self.rec, now)?;
+        Ok(d.load(&self.rec, &self.rec))
     }
 
     /// The switch of the last [`Gpu::pick`], if it switched: from, to.
