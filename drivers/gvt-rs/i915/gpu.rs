@@ -80,7 +80,7 @@ impl TimerTarget for ScheduleRequest {
 /// GVT-g for a decision once `clean` returned; the other fields hold no
 /// reference to each other and may drop in any order within `clean`. The
 /// slot pool's reservation is released after the drop, by
-/// [`gvt_policy`].
+/// [`gvt_policy`](super::gvt_policy).
 ///
 /// # Invariants
 ///

@@ -4,8 +4,8 @@
 //!
 //! With the gvt-rs series applied, `kvmgt.ko` accepts external scheduling
 //! policies (`include/drm/intel/gvt_policy.h`). This module registers one,
-//! named `gvt-rs`, whose ops drive the same [`Engine`] as the simulated GPU:
-//! an administrator activates it per GPU by writing `gvt-rs` to
+//! named `gvt-rs`, whose ops drive the same [`Engine`](crate::engine::Engine)
+//! as the simulated GPU: an administrator activates it per GPU by writing `gvt-rs` to
 //! `/sys/bus/pci/devices/<GPU>/gvt/sched_policy`, and the GPU then appears
 //! as `/sys/class/gvt_rs/<GPU>/` with the sysfs ABI of every gvt-rs GPU,
 //! and each vGPU as `<mdev device>/gvt_rs/`.
@@ -15,7 +15,8 @@
 //!
 //! * GVT-g places high GM (`alloc_high`, under `gvt->lock`) before the vGPU
 //!   reaches the scheduler (`init_vgpu`, under `sched_lock`):
-//!   [`Engine::place_vgpu`] and [`Engine::attach_vgpu`] are separate steps.
+//!   [`Engine::place_vgpu`](crate::engine::Engine::place_vgpu) and
+//!   [`Engine::attach_vgpu`](crate::engine::Engine::attach_vgpu) are separate steps.
 //! * One current vGPU for all engines, switched once every engine drained:
 //!   `pick_next` follows GVT-g's switch protocol ([`switch`]: the idle vGPU
 //!   as a drain barrier), `may_dispatch` ends a turn on time.

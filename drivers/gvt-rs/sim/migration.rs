@@ -769,7 +769,8 @@ impl SimVgpu {
         let now = gpu.engine.now_ns();
         if m.last_log == 0 || now.saturating_sub(m.last_log) >= 1_000_000_000 {
             m.last_log = now.max(1);
-            pr_warn!(
+            dev_warn!(
+                self.mdev,
                 "{}: vGPU {}: migration stream refused: {}; the vGPU is reset\n",
                 gpu.engine.name(),
                 self.id,

@@ -134,6 +134,7 @@ impl SimGpu {
                 ty,
                 regs <- new_mutex!(regs::Regs::new(cfg, copies), "gvt_rs_vgpu_lock"),
                 irqs <- irq::Irqs::new(),
+                mdev: dev.into(),
                 last_fault_log: AtomicU64::new(0),
                 mig <- migration::new_mig(),
             }),
@@ -168,6 +169,7 @@ impl SimGpu {
         if let Some(d) = delivery {
             d.shutdown();
         }
+        let mdev = v.mdev.clone();
         drop(v);
         // Every per-id state goes before the id is released: a vGPU created
         // meanwhile may get the same id and must not lose its GTTs to us.
@@ -179,7 +181,7 @@ impl SimGpu {
             )
         };
         if let Err(e) = self.engine.destroy_vgpu(self, id) {
-            pr_err!("vGPU {id} not destroyed: {e:?}\n");
+            dev_err!(mdev, "vGPU {id} not destroyed: {e:?}\n");
         }
         drop((high, low));
     }
@@ -195,6 +197,9 @@ pub(crate) struct SimVgpu {
     pub(super) regs: Mutex<regs::Regs>,
     #[pin]
     pub(super) irqs: irq::Irqs,
+    /// Its mdev device, which the log names. A reference only: the mdev
+    /// device may be removed while a file still holds the VFIO device.
+    pub(super) mdev: ARef<Device>,
     /// When the last fault was logged (rate limit), ns.
     pub(super) last_fault_log: AtomicU64,
     /// Its migration, under a lock taken before `regs`.
@@ -309,7 +314,8 @@ impl SimVgpu {
         let last = self.last_fault_log.load(Ordering::Relaxed);
         if last == 0 || now.saturating_sub(last) >= 1_000_000_000 {
             self.last_fault_log.store(now.max(1), Ordering::Relaxed);
-            pr_warn!(
+            dev_warn!(
+                self.mdev,
                 "{}: vGPU {} failed: {} (engine {}, descriptor {}); a device reset recovers it\n",
                 gpu.engine.name(),
                 self.id,

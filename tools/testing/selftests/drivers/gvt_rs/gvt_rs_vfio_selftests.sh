@@ -91,7 +91,7 @@ driver_mode() {
 
 # failed_lines: the host's log lines of a failed vGPU, so far.
 failed_lines() {
-	dmesg | grep -c 'gvt_rs: .*vGPU [0-9]* failed:'
+	dmesg | grep -c ': vGPU [0-9]* failed:'
 }
 
 DEVS=/sys/bus/mdev/devices/$u1
