@@ -483,10 +483,10 @@ bench_locks() {
 		wait
 		n=$(echo "$list" | wc -w)
 		# lock holds switched_out p50 p99 p999 max max_running, ns.
-		# Then the switch-ins' GTT copies (gtt_loads), part of slots' holds.
+		# Then the parts of the decisions' holds (pick_holds).
 		{
 			sed 1d "$D/$(basename "$GPU")/lock_holds"
-			sed 1d "$D/$(basename "$GPU")/gtt_loads"
+			sed 1d "$D/$(basename "$GPU")/pick_holds"
 		} | while read -r lock holds sw _p50 p99 p999 max ran; do
 			printf '  %-7s %-6s %-10s %5d %-9s %8d %8d %8s %9s %10s %12s %7d\n' "$alloc" "$pol" \
 				"GVTg_V5_$size" "$n" \
@@ -495,7 +495,8 @@ bench_locks() {
 		done
 		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done
-	echo "  (switch_in: the GTT copies of switch-ins, each inside a hold of slots, not of policy;"
+	echo "  (decide, switch_in: a switch point's decision, under both locks, and its switch-in's GTT"
+	echo "   load, under slots alone (pick_holds);"
 	echo "   switched: holds during which the holder was switched out; max_ran: the longest hold"
 	echo "   through which it ran; the VM is TCG: times are the emulated CPU's, and a vCPU the"
 	echo "   host stops mid-hold is not seen as switched out)"

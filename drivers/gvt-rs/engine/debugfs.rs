@@ -10,8 +10,9 @@
 //!   during which the holder was switched out, the 50th, 99th and 99.9th
 //!   percentile, the longest, and the longest through which the holder ran.
 //!   `Documentation/gvt-rs/scheduling.rst` ("Lock holds") says how to read it.
-//! * `gtt_loads`: in the same columns, the switch-ins' GTT loads, each a
-//!   part of a hold of the slot lock (`Engine::switch_in_loads`).
+//! * `pick_holds`: in the same columns, the two parts of the decisions'
+//!   holds (`Engine::pick_holds`): `decide`, held with both locks, and
+//!   `switch_in`, the switch-in's GTT load, held with the slot lock alone.
 
 use super::Engine;
 use crate::gvt_core::engine::HoldSummary;
@@ -40,7 +41,7 @@ impl Root {
 /// A GPU's directory and its files, removed when dropped.
 pub struct GpuFiles {
     _lock_holds: Pin<KBox<File<Arc<Engine>>>>,
-    _gtt_loads: Pin<KBox<File<Arc<Engine>>>>,
+    _pick_holds: Pin<KBox<File<Arc<Engine>>>>,
     _dir: Dir,
 }
 
@@ -51,13 +52,13 @@ pub fn gpu_files(root: &Root, engine: &Arc<Engine>) -> Result<GpuFiles> {
         dir.read_callback_file(c"lock_holds", engine.clone(), &write_lock_holds),
         GFP_KERNEL,
     )?;
-    let gtt_loads = KBox::pin_init(
-        dir.read_callback_file(c"gtt_loads", engine.clone(), &write_gtt_loads),
+    let pick_holds = KBox::pin_init(
+        dir.read_callback_file(c"pick_holds", engine.clone(), &write_pick_holds),
         GFP_KERNEL,
     )?;
     Ok(GpuFiles {
         _lock_holds: lock_holds,
-        _gtt_loads: gtt_loads,
+        _pick_holds: pick_holds,
         _dir: dir,
     })
 }
@@ -75,13 +76,18 @@ fn write_lock_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Re
     Ok(())
 }
 
-/// `gtt_loads`: a header line (`lock_holds`'s columns), then one line, ns.
-fn write_gtt_loads(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// `pick_holds`: a header line (`lock_holds`'s columns), then a line per
+/// part, in ns.
+fn write_pick_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let (decide, switch_in) = engine.pick_holds();
     writeln!(
         f,
-        "load holds switched_out p50_ns p99_ns p999_ns max_ns max_running_ns"
+        "part holds switched_out p50_ns p99_ns p999_ns max_ns max_running_ns"
     )?;
-    write_holds(f, "switch_in", &engine.switch_in_loads())
+    for (name, h) in [("decide", decide), ("switch_in", switch_in)] {
+        write_holds(f, name, &h)?;
+    }
+    Ok(())
 }
 
 fn write_holds(f: &mut fmt::Formatter<'_>, name: &str, h: &HoldSummary) -> fmt::Result {

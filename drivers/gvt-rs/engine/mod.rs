@@ -48,7 +48,8 @@
 //! [`HoldStats`], kept apart when the holder was switched out meanwhile
 //! (debugfs `lock_holds`, [`debugfs`]). The slot lock's holds include a
 //! switch-in's GTT copy, which grows with the vGPU's slots, not with the
-//! number of vGPUs; its time is recorded apart too (debugfs `gtt_loads`).
+//! number of vGPUs; a decision's parts are recorded apart too (debugfs
+//! `pick_holds`).
 
 pub mod debugfs;
 mod kunit;
@@ -206,8 +207,7 @@ trait Timed {
 /// [`HoldStats`], with whether the holder was switched out meanwhile.
 struct Held<'a, T: Timed + Unpin> {
     guard: MutexGuard<'a, T>,
-    since: Instant<Monotonic>,
-    switches: usize,
+    span: Span,
     max: &'a AtomicU64,
 }
 
@@ -216,10 +216,36 @@ impl<'a, T: Timed + Unpin> Held<'a, T> {
         let guard = m.lock();
         Self {
             guard,
-            since: Instant::now(),
-            switches: kernel::current!().context_switches(),
+            span: Span::start(),
             max,
         }
+    }
+}
+
+/// A stretch of the current task's time, timed as a lock's hold is.
+struct Span {
+    since: Instant<Monotonic>,
+    switches: usize,
+}
+
+impl Span {
+    fn start() -> Self {
+        Self {
+            since: Instant::now(),
+            switches: kernel::current!().context_switches(),
+        }
+    }
+
+    /// Its length, ns, and whether the task was switched out meanwhile.
+    fn end(&self) -> (u64, bool) {
+        let ns = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(0);
+        (ns, kernel::current!().context_switches() != self.switches)
+    }
+
+    /// Records it in `h`.
+    fn record(self, h: &mut HoldStats) {
+        let (ns, switched_out) = self.end();
+        h.record(ns, switched_out);
     }
 }
 
@@ -240,8 +266,7 @@ impl<T: Timed + Unpin> DerefMut for Held<'_, T> {
 impl<T: Timed + Unpin> Drop for Held<'_, T> {
     fn drop(&mut self) {
         // Runs before `guard` is dropped: the lock is still held.
-        let ns = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(0);
-        let switched_out = kernel::current!().context_switches() != self.switches;
+        let (ns, switched_out) = self.span.end();
         self.guard.holds().record(ns, switched_out);
         self.max.fetch_max(ns, Ordering::Relaxed);
     }
@@ -297,8 +322,10 @@ struct PolicyState {
 struct SlotState {
     pool: KVBox<Pool>,
     holds: HoldStats,
-    /// The switch-ins' GTT loads ([`Engine::pick`]), each a part of a
-    /// hold of the slot lock.
+    /// [`Engine::pick`]'s parts, each a part of a hold of the slot lock:
+    /// the decision (with the policy lock) and the switch-in's GTT load
+    /// (without).
+    decides: HoldStats,
     loads: HoldStats,
 }
 
@@ -483,6 +510,7 @@ impl Engine {
             slots <- new_mutex!(SlotState {
                 pool,
                 holds: HoldStats::EMPTY,
+                decides: HoldStats::EMPTY,
                 loads: HoldStats::EMPTY,
             }, "gvt_rs_slots"),
             counters: Counters::default(),
@@ -511,11 +539,13 @@ impl Engine {
         (policy, slots)
     }
 
-    /// The switch-ins' GTT loads so far, timed as the locks' holds are:
-    /// the part of the slot lock's holds that copies GTT entries at a
-    /// switch ([`Engine::pick`]), held without the policy lock.
-    pub fn switch_in_loads(&self) -> HoldSummary {
-        self.lock_slots().loads.summary()
+    /// [`Engine::pick`]'s two parts so far, timed as the locks' holds
+    /// are: its decisions (a re-placement applied, the samples, the choice,
+    /// the pool's switch-in), held with both locks, and its switch-ins' GTT
+    /// loads, held with the slot lock alone.
+    pub fn pick_holds(&self) -> (HoldSummary, HoldSummary) {
+        let sl = self.lock_slots();
+        (sl.decides.summary(), sl.loads.summary())
     }
 
     /// The GPU's fixed properties.
@@ -756,7 +786,7 @@ impl Engine {
     /// The decision is made under both locks; the switch-in's GTT load
     /// (`Decision::load`, 16384 entries a slot on the simulated GPU) under
     /// the slot lock alone, after the policy lock is released, and timed
-    /// apart ([`Engine::switch_in_loads`]). Nothing sees the new vGPU
+    /// apart ([`Engine::pick_holds`]). Nothing sees the new vGPU
     /// before its entries are loaded: the pool names it the owner of its
     /// slots from the decision on, and whatever reads the slots (a guest's
     /// GTT access, [`Engine::with_residency`]; [`Engine::ensure_resident`])
@@ -771,6 +801,7 @@ impl Engine {
         let mut sl = self.lock_slots();
         // From here the locks are held.
         let now = self.now_ns();
+        let decide = Span::start();
         // Not while the work item plans (see `Replanner`).
         let rp = &self.replanner;
         let idle = !rp.busy.load(Ordering::Acquire);
@@ -786,6 +817,7 @@ impl Engine {
             }
         }
         let decision = st.table.decide(&mut st.sched, &mut sl.pool, p, self, now);
+        decide.record(&mut sl.decides);
         // The rest needs only the pool: the policy's paths go on meanwhile.
         drop(guard);
         if idle && sl.pool.replace_pending() {
@@ -805,12 +837,9 @@ impl Engine {
             if !d.loads() {
                 return d.vgpu();
             }
-            let since = Instant::<Monotonic>::now();
-            let switches = kernel::current!().context_switches();
+            let load = Span::start();
             let picked = d.load(p, self);
-            let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(0);
-            let switched_out = kernel::current!().context_switches() != switches;
-            sl.loads.record(ns, switched_out);
+            load.record(&mut sl.loads);
             picked
         });
         drop(sl);
