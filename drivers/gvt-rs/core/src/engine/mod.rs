@@ -438,7 +438,7 @@ impl<const V: usize> VgpuTable<V> {
         if now.saturating_sub(self.last_cpu_ns) >= CPU_SAMPLE_NS {
             self.last_cpu_ns = now;
             for id in (0..=VgpuId::MAX).take(V) {
-                if !sched.stats(id).is_some_and(|s| s.started) {
+                if !sched.sample_view(id).is_some_and(|(started, _)| started) {
                     continue;
                 }
                 if let Some(ns) = p.vm_cpu_ns(id) {
@@ -455,7 +455,7 @@ impl<const V: usize> VgpuTable<V> {
         }
         self.last_sample_ns = now;
         for (id, meta) in (0..=VgpuId::MAX).zip(self.meta.iter_mut()) {
-            let (Some(m), Some(busy)) = (meta, sched.stats(id).map(|s| s.busy_ns)) else {
+            let (Some(m), Some(busy)) = (meta, sched.sample_view(id).map(|(_, busy)| busy)) else {
                 continue;
             };
             let delta = busy.saturating_sub(m.last_busy_ns);

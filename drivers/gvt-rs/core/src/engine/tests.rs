@@ -240,6 +240,11 @@ fn samples_feed_vmcg_the_vm_cpu_time_and_the_pool_its_utilization() {
     let ppm = u32::try_from(period / 2 * 1_000_000 / now).unwrap();
     assert_eq!(g.pool.utilization(a), Some(ppm));
     assert_eq!(g.rec.inconsistencies(), 0);
+    // What the samples read: the two fields of the full statistics.
+    let full = g.sched.stats(a).map(|s| (s.started, s.busy_ns));
+    assert_eq!(g.sched.sample_view(a), full);
+    assert_eq!(full, Some((true, period / 2)));
+    assert_eq!(g.sched.sample_view(3), None);
 }
 
 #[test]

@@ -167,6 +167,16 @@ impl<const N: usize> Scheduler<N> {
         }
     }
 
+    /// What a switch point samples of vGPU `id` (the engine's `sample`),
+    /// `None` if it does not exist: whether it is started, and its
+    /// `busy_ns`. Two fields of [`Scheduler::stats`], without the rest of
+    /// it, whose latency percentiles each scan a histogram: a decision
+    /// asks for every vGPU's, under the engine's locks.
+    pub fn sample_view(&self, id: VgpuId) -> Option<(bool, u64)> {
+        let g = self.vg(usize::from(id)).ok()?;
+        Some((g.life == Life::Started, g.busy_ns))
+    }
+
     /// Statistics of vGPU `id`, `None` if it does not exist.
     pub fn stats(&self, id: VgpuId) -> Option<VgpuStats> {
         let id = usize::from(id);
