@@ -66,25 +66,27 @@ pub fn gpu_files(root: &Root, engine: &Arc<Engine>) -> Result<GpuFiles> {
 /// `lock_holds`: a header line, then a line per lock, in ns.
 fn write_lock_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let (policy, slots) = engine.lock_holds();
-    writeln!(
-        f,
-        "lock holds switched_out p50_ns p99_ns p999_ns max_ns max_running_ns"
-    )?;
-    for (name, h) in [("policy", policy), ("slots", slots)] {
-        write_holds(f, name, &h)?;
-    }
-    Ok(())
+    write_table(f, "lock", [("policy", policy), ("slots", slots)])
 }
 
 /// `pick_holds`: a header line (`lock_holds`'s columns), then a line per
 /// part, in ns.
 fn write_pick_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let (decide, switch_in) = engine.pick_holds();
+    write_table(f, "part", [("decide", decide), ("switch_in", switch_in)])
+}
+
+/// A header line whose first column is `key`, then a line per row.
+fn write_table(
+    f: &mut fmt::Formatter<'_>,
+    key: &str,
+    rows: [(&str, HoldSummary); 2],
+) -> fmt::Result {
     writeln!(
         f,
-        "part holds switched_out p50_ns p99_ns p999_ns max_ns max_running_ns"
+        "{key} holds switched_out p50_ns p99_ns p999_ns max_ns max_running_ns"
     )?;
-    for (name, h) in [("decide", decide), ("switch_in", switch_in)] {
+    for (name, h) in rows {
         write_holds(f, name, &h)?;
     }
     Ok(())
