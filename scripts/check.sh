@@ -92,7 +92,7 @@ GVT_RS_TESTS=gvt_rs_qemu13.sh,gvt_rs_libvirt13.sh,gvt_rs_migration13.sh,gvt_rs_l
 # gvt_rs_fairness.sh (the policies differ only in the core, safe Rust that
 # KASAN adds nothing to; their kernel calls are density's and isolation's)
 # and gvt_rs_density_idle.sh (64 guests opening and running, as in
-# gvt_rs_density.sh), 110 and 150 s of this step.
+# gvt_rs_density.sh).
 step "kernel build (KASAN)"
 "$GVT_RS_ROOT/scripts/build-kernel.sh" kasan >/dev/null
 step "VM tests (KASAN)"
