@@ -17,7 +17,7 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 13
 check "gvt_rs ready" sim_ready
 
 N=64
@@ -195,6 +195,36 @@ holds_ok() {
 		END { if (n != 2 || bad != "") { print "# lock_holds: off:" bad; exit 1 } }' "$f"
 }
 check "the engine's locks' holds in debugfs add up (counts, percentiles, sysfs's longest)" holds_ok
+# The two parts of the decisions (pick_holds), each a part of a hold of
+# the slot lock: no more of either than the slot lock's holds, a switch-in
+# load only after a decision, none longer than the slot lock's longest.
+# holds_field FILE ROW COLUMN: a figure of a debugfs holds table, by its header.
+holds_field() {
+	awk -v r="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
+		$1 == r { print $k[c] }' "$1"
+}
+pick_holds_ok() {
+	f=/tmp/dens_pick_holds
+	d=/sys/kernel/debug/gvt_rs/$(basename "$GVT_GPU")
+	# The parts first: the slot lock's figures, read after, cannot be below.
+	cat "$d/pick_holds" >"$f" && cat "$d/lock_holds" >"$f.locks" || return 1
+	sed 's/^/# pick_holds: /' "$f"
+	awk -v sh="$(holds_field "$f.locks" slots holds)" \
+		-v smax="$(holds_field "$f.locks" slots max_ns)" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		{
+			h[$1] = $col["holds"]; mx = $col["max_ns"]
+			if (!($col["p50_ns"] <= $col["p99_ns"] && $col["p99_ns"] <= $col["p999_ns"] &&
+			      $col["p999_ns"] <= mx && $col["max_running_ns"] <= mx && mx <= smax &&
+			      h[$1] <= sh)) bad = bad " " $1
+		}
+		END {
+			if (!(h["decide"] > 0 && h["switch_in"] > 0 && h["switch_in"] <= h["decide"]))
+				bad = bad " counts"
+			if (bad != "") { print "# pick_holds: off:" bad; exit 1 }
+		}' "$f"
+}
+check "a decision's parts in debugfs add up (decide, switch_in; within the slot lock's holds)" pick_holds_ok
 # A vGPU under half or over twice its share: its files and the GPU's,
 # its guest's output, and every vGPU's tag, to tell why.
 outliers "$WEIGHTS" "$b" "$a" "$VGPUS"
