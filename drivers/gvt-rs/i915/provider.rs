@@ -22,17 +22,11 @@ impl Provider for I915Gpu {
     // chunk it does not own yet, before `switched` (its GGTT residency).
     fn load_gtt(&self, _vgpu: VgpuId, _vgpu_start: u16, _first_slot: u16, _slots: u16) {}
 
-    // The aperture stays private to each vGPU on GVT-g.
-    fn load_low_gtt(&self, _vgpu: VgpuId) {}
-
-    // Never called: the engine runs without relocation for this provider.
-    fn relocate(&self, _m: &Move) {}
-
-    // Placement never samples CPU time, and the placement ops do not hold
-    // `sched_lock`, which reading it needs: see `Picking`.
-    fn vm_cpu_ns(&self, _vgpu: VgpuId) -> Option<u64> {
-        None
-    }
+    // The defaults for the rest: the aperture stays private to each vGPU on
+    // GVT-g (`load_low_gtt`), the engine runs without relocation for this
+    // provider (`relocate`), and placement never samples CPU time, whose
+    // read needs `sched_lock`, which the placement ops do not hold
+    // (`vm_cpu_ns`: see `Picking`).
 }
 
 /// The provider for a decision (`pick_next`, under `sched_lock`).

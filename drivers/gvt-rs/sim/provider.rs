@@ -14,7 +14,6 @@ use crate::engine::{
     Provider,
     VgpuId, //
 };
-use crate::gvt_core::slots::Move;
 
 impl Provider for SimGpu {
     fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16) {
@@ -45,10 +44,8 @@ impl Provider for SimGpu {
         }
     }
 
-    fn relocate(&self, _m: &Move) {
-        // Private GTTs are indexed relative to the vGPU's range, and the
-        // next switch-in copies the new range: nothing to do here.
-    }
+    // `relocate`: the default (nothing). Private GTTs are indexed relative
+    // to the vGPU's range, and the next switch-in copies the new range.
 
     // The value a work item read outside the GPU's locks: reading it here
     // would read each of the VM's vCPU threads with them held.

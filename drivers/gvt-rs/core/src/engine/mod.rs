@@ -92,17 +92,25 @@ pub trait Provider {
     /// the slot lock.
     fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16);
     /// Writes `vgpu`'s entries of the shared low-GM region into the hardware
-    /// GTT (sharing allocators only).
-    fn load_low_gtt(&self, vgpu: VgpuId);
-    /// A vGPU's high-GM range moved (relocation by an allocator).
-    fn relocate(&self, m: &Move);
+    /// GTT (sharing allocators only). The default does nothing: for a
+    /// provider whose low GM stays private to each vGPU (GVT-g's aperture).
+    fn load_low_gtt(&self, _vgpu: VgpuId) {}
+    /// A vGPU's high-GM range moved (relocation by an allocator; only if
+    /// [`GpuConfig::relocate`]). The default does nothing: for a provider
+    /// whose private GTT is indexed relative to the vGPU's range, which the
+    /// next switch-in copies to where the range is now.
+    fn relocate(&self, _m: &Move) {}
     /// Cumulative CPU time of the VM that owns `vgpu` (all vCPUs), ns.
     /// Asked while the engine decides (every [`CPU_SAMPLE_NS`], for each
     /// started vGPU), with its locks and the provider's held: its cost must
     /// not grow with what a tenant controls, such as the number of threads
     /// of its VMM. A value read earlier, outside the provider's locks, or a
     /// read bounded by the hardware's limits (GVT-g: one per vCPU thread).
-    fn vm_cpu_ns(&self, vgpu: VgpuId) -> Option<u64>;
+    /// The default, `None`, is a provider that cannot tell: without CPU
+    /// time, `vmcg` sizes slices by the weights alone.
+    fn vm_cpu_ns(&self, _vgpu: VgpuId) -> Option<u64> {
+        None
+    }
 }
 
 /// What the engine tells whoever watches it (the kernel: trace events and
