@@ -437,7 +437,7 @@ bench_drm() {
 # holds"): how many, how many with the holder switched out meanwhile
 # (preempted or asleep), the 99th and 99.9th percentile, the longest, and
 # the longest through which the holder ran. With as many vGPUs of a type as
-# the GPU takes: 64 GVTg_V5_8 (eight slots each, shared: the sharing
+# the GPU takes: 64 GVTg_V5_8 (six slots each, shared: the sharing
 # allocators place up to max_vgpus) and 64 GVTg_V5_64 (one slot), relocation
 # on, each vGPU saturating (-p compute -q 4 -d 1000), for sfq and eevdf,
 # under gscale (no re-placement) and cost with a re-placement every second
