@@ -214,17 +214,19 @@ pick_holds_ok() {
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		{
 			h[$1] = $col["holds"]; mx = $col["max_ns"]
-			if (!($col["p50_ns"] <= $col["p99_ns"] && $col["p99_ns"] <= $col["p999_ns"] &&
-			      $col["p999_ns"] <= mx && $col["max_running_ns"] <= mx && mx <= smax &&
-			      h[$1] <= sh)) bad = bad " " $1
+			p50 = $col["p50_ns"]; p99 = $col["p99_ns"]; p999 = $col["p999_ns"]
+			ran = $col["max_running_ns"]
+			if (!(p50 <= p99 && p99 <= p999 && p999 <= mx && ran <= mx &&
+			      mx <= smax && h[$1] <= sh)) bad = bad " " $1
 		}
 		END {
-			if (!(h["decide"] > 0 && h["switch_in"] > 0 && h["switch_in"] <= h["decide"]))
-				bad = bad " counts"
+			d = h["decide"]; l = h["switch_in"]
+			if (!(d > 0 && l > 0 && l <= d)) bad = bad " counts"
 			if (bad != "") { print "# pick_holds: off:" bad; exit 1 }
 		}' "$f"
 }
-check "a decision's parts in debugfs add up (decide, switch_in; within the slot lock's holds)" pick_holds_ok
+check "a decision's parts in debugfs add up (decide, switch_in; in the slot lock's holds)" \
+	pick_holds_ok
 # A vGPU under half or over twice its share: its files and the GPU's,
 # its guest's output, and every vGPU's tag, to tell why.
 outliers "$WEIGHTS" "$b" "$a" "$VGPUS"

@@ -36,7 +36,8 @@ for u in $VGPUS; do
 		w=$((i % 4 + 1))
 		set_attr "$(vgpu_attr "$u" weight)" "$w"
 		BUSY="$BUSY $u" BW="$BW $w"
-		guest_start "$u" "/tmp/idle_$i.out" -F -w /tmp/idle.go -p compute -q 16 -d 1000 -t 900
+		guest_start "$u" "/tmp/idle_$i.out" -F -w /tmp/idle.go -p compute -q 16 -d 1000 \
+			-t 900
 	else
 		IDLE="$IDLE $u"
 		guest_start "$u" "/tmp/idle_$i.out" -p idle -t 900
@@ -49,10 +50,14 @@ sleep 3
 # shellcheck disable=SC2086 # the UUIDs, one a word
 started=$(vgpus_sum started $IDLE)
 # shellcheck disable=SC2086
-io0=$(vgpus_sum occupied_ns $IDLE) iw0=$(vgpus_sum withheld_ns $IDLE) bo=$(vgpus_stat occupied_ns $BUSY)
+io0=$(vgpus_sum occupied_ns $IDLE) iw0=$(vgpus_sum withheld_ns $IDLE)
+# shellcheck disable=SC2086
+bo=$(vgpus_stat occupied_ns $BUSY)
 sleep 20
 # shellcheck disable=SC2086
-io1=$(vgpus_sum occupied_ns $IDLE) iw1=$(vgpus_sum withheld_ns $IDLE) ao=$(vgpus_stat occupied_ns $BUSY)
+io1=$(vgpus_sum occupied_ns $IDLE) iw1=$(vgpus_sum withheld_ns $IDLE)
+# shellcheck disable=SC2086
+ao=$(vgpus_stat occupied_ns $BUSY)
 res=$(weighted_shares "$BW" "$bo" "$ao")
 # shellcheck disable=SC2086 # the figures, one a word
 set -- $res
