@@ -207,7 +207,7 @@ log_mark() {
 
 # log_lines_since TEXT: the lines the kernel logged after the mark TEXT,
 # or "lost" when the mark left the log buffer (1 MB logged since). Not
-# counted: the KASAN kernel's records of delayed kobject releases
+# counted: the records of delayed kobject releases of the KASAN kernel
 # (CONFIG_DEBUG_KOBJECT_RELEASE logs each one, 1-4 s after the last
 # reference went): those of the devices of the pair removed before, which
 # fall into the window when it starts within seconds of that removal.
