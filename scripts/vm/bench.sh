@@ -495,8 +495,8 @@ bench_locks() {
 		done
 		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done
-	echo "  (decide, switch_in: a switch point's decision, under both locks, and its switch-in's GTT"
-	echo "   load, under slots alone (pick_holds);"
+	echo "  (decide, load_step: a switch point's decision, under both locks, and each step (a slot,"
+	echo "   or the shared low GM) of its switch-in's GTT load, under slots alone (pick_holds);"
 	echo "   switched: holds during which the holder was switched out; max_ran: the longest hold"
 	echo "   through which it ran; the VM is TCG: times are the emulated CPU's, and a vCPU the"
 	echo "   host stops mid-hold is not seen as switched out)"

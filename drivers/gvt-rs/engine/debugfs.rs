@@ -10,9 +10,10 @@
 //!   during which the holder was switched out, the 50th, 99th and 99.9th
 //!   percentile, the longest, and the longest through which the holder ran.
 //!   `Documentation/gvt-rs/scheduling.rst` ("Lock holds") says how to read it.
-//! * `pick_holds`: in the same columns, the two parts of the decisions'
-//!   holds (`Engine::pick_holds`): `decide`, held with both locks, and
-//!   `switch_in`, the switch-in's GTT load, held with the slot lock alone.
+//! * `pick_holds`: in the same columns, the slot lock's holds by the
+//!   decisions (`Engine::pick_holds`): `decide`, held with both locks, and
+//!   `load_step`, each step of a switch-in's GTT load (a slot, or the
+//!   shared low GM), held with the slot lock alone.
 
 use super::Engine;
 use crate::gvt_core::engine::HoldSummary;
@@ -72,8 +73,8 @@ fn write_lock_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Re
 /// `pick_holds`: a header line (`lock_holds`'s columns), then a line per
 /// part, in ns.
 fn write_pick_holds(engine: &Arc<Engine>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let (decide, switch_in) = engine.pick_holds();
-    write_table(f, "part", [("decide", decide), ("switch_in", switch_in)])
+    let (decide, load_step) = engine.pick_holds();
+    write_table(f, "part", [("decide", decide), ("load_step", load_step)])
 }
 
 /// A header line whose first column is `key`, then a line per row.

@@ -27,9 +27,10 @@
 //! Two mutexes, always taken in this order and innermost in the provider's
 //! own order (GVT-g: `vgpu_lock` -> `sched_lock` -> engine locks):
 //! `policy` (the scheduler and vGPU table), then `slots` (the slot pool;
-//! [`Provider::load_gtt`] and [`Provider::relocate`] run under it, and a
-//! switch-in's GTT load after [`Engine::pick`] released the policy lock:
-//! see there why nothing sees the vGPU half loaded). Neither
+//! [`Provider::load_gtt`] and [`Provider::relocate`] run under it; a
+//! switch-in's GTT load runs a slot per hold of it, after [`Engine::pick`]
+//! released both locks: see there why nothing sees the vGPU half loaded).
+//! Neither
 //! is held while allocating: everything is allocated when the GPU or the
 //! vGPU is created. Every call may sleep (mutexes), so providers call in from
 //! process context: hrtimer callbacks defer to a work item first.
@@ -46,9 +47,9 @@
 //! is kept in [`Counters::policy_lock_max_ns`] and
 //! [`Counters::slots_lock_max_ns`], and every hold in the lock's
 //! [`HoldStats`], kept apart when the holder was switched out meanwhile
-//! (debugfs `lock_holds`, [`debugfs`]). The slot lock's holds include a
-//! switch-in's GTT copy, which grows with the vGPU's slots, not with the
-//! number of vGPUs; a decision's parts are recorded apart too (debugfs
+//! (debugfs `lock_holds`, [`debugfs`]). A switch-in's GTT copy, which
+//! grows with the vGPU's slots, holds the slot lock a slot at a time; a
+//! decision and its load's steps are recorded apart too (debugfs
 //! `pick_holds`).
 
 pub mod debugfs;
@@ -59,10 +60,12 @@ mod trace;
 use crate::gvt_core::{
     engine::{
         apply_replace,
-        ensure_resident,
+        check_resident,
         HoldStats,
         HoldSummary,
+        Load,
         Observer,
+        Resident,
         VgpuTable, //
     },
     sched::{
@@ -137,6 +140,8 @@ pub const MAX_SLOTS: usize = 64;
 pub type Sched = Scheduler<MAX_VGPUS>;
 /// The slot pool type of one GPU.
 pub type Pool = SlotPool<MAX_VGPUS, MAX_SLOTS>;
+/// A GTT load of the pool's slots.
+type PoolLoad = Load<MAX_VGPUS, MAX_SLOTS>;
 /// A vGPU's index in its GPU (below its [`GpuConfig::max_vgpus`]): the
 /// core's id, the same
 /// for the scheduler and the slot pool.
@@ -322,9 +327,9 @@ struct PolicyState {
 struct SlotState {
     pool: KVBox<Pool>,
     holds: HoldStats,
-    /// [`Engine::pick`]'s parts, each a part of a hold of the slot lock:
-    /// the decision (with the policy lock) and the switch-in's GTT load
-    /// (without).
+    /// [`Engine::pick`]'s parts, each a hold of the slot lock of its own:
+    /// the decision (with the policy lock) and each step of the switch-in's
+    /// GTT load (without).
     decides: HoldStats,
     loads: HoldStats,
 }
@@ -541,8 +546,9 @@ impl Engine {
 
     /// [`Engine::pick`]'s two parts so far, timed as the locks' holds
     /// are: its decisions (a re-placement applied, the samples, the choice,
-    /// the pool's switch-in), held with both locks, and its switch-ins' GTT
-    /// loads, held with the slot lock alone.
+    /// the pool's switch-in), held with both locks, and the steps of its
+    /// switch-ins' GTT loads (a slot, or the shared low GM, each), held
+    /// with the slot lock alone.
     pub fn pick_holds(&self) -> (HoldSummary, HoldSummary) {
         let sl = self.lock_slots();
         (sl.decides.summary(), sl.loads.summary())
@@ -784,17 +790,21 @@ impl Engine {
     /// returns. `Ok(None)` is the idle vGPU; `EBUSY` if work is in flight.
     ///
     /// The decision is made under both locks; the switch-in's GTT load
-    /// (`Decision::load`, 16384 entries a slot on the simulated GPU) under
-    /// the slot lock alone, after the policy lock is released, and timed
-    /// apart ([`Engine::pick_holds`]). Nothing sees the new vGPU
-    /// before its entries are loaded: the pool names it the owner of its
-    /// slots from the decision on, and whatever reads the slots (a guest's
-    /// GTT access, [`Engine::with_residency`]; [`Engine::ensure_resident`])
-    /// or changes them (placement, re-placement, another decision) takes
-    /// the slot lock, so it waits for the load; the policy lock's paths
-    /// (`queued`, `next_vgpu`, `stop`, ...) touch no GTT entry, and a
-    /// provider dispatches only after this returned (its own scheduling
-    /// lock, held around the call, serialises its dispatch loop with it).
+    /// ([`Load`], 16384 entries a slot on the simulated GPU) after both are
+    /// released, a step at a time (one slot, or the shared low GM), each
+    /// step under the slot lock alone, timed apart ([`Engine::pick_holds`]).
+    /// So no hold grows with the vGPU's size, and nothing sees the new vGPU
+    /// half loaded: the pool names it the owner of its slots from the
+    /// decision on, each slot pending until its step; a guest's GTT access
+    /// goes to the hardware only where the pool holds the vGPU's entries
+    /// ([`Engine::with_residency`]), elsewhere to its private copy, which
+    /// the steps copy from; a placement between steps (another vGPU
+    /// created or destroyed) makes the steps skip the slots it took, and
+    /// the dispatch's [`Engine::ensure_resident`] reloads them; the policy
+    /// lock's paths (`queued`, `next_vgpu`, `stop`, ...) touch no GTT entry;
+    /// and a provider dispatches only after this returned (its own
+    /// scheduling lock, held around the call, serialises its dispatch loop
+    /// and its next decision with it).
     pub fn pick<P: Provider + ?Sized>(&self, p: &P) -> Result<Option<VgpuId>> {
         let mut guard = self.lock_policy();
         let st = &mut *guard;
@@ -833,18 +843,31 @@ impl Engine {
                 rp.busy.store(false, Ordering::Release);
             }
         }
-        let picked = decision.map(|d| {
-            if !d.loads() {
-                return d.vgpu();
-            }
-            let load = Span::start();
-            let picked = d.load(p, self);
-            load.record(&mut sl.loads);
-            picked
-        });
         drop(sl);
+        let decision = decision?;
+        let picked = decision.vgpu();
+        if let Some(load) = decision.into_load() {
+            self.load_in_steps(p, load, true);
+        }
         Counters::bump(&self.counters.pick_ns, self.now_ns().saturating_sub(now));
-        Ok(picked?)
+        Ok(picked)
+    }
+
+    /// Performs `load` a step at a time, each under the slot lock, which is
+    /// released between steps (see [`Engine::pick`]); each step's hold is
+    /// recorded in [`Engine::pick_holds`] if `timed` (a switch-in's).
+    fn load_in_steps<P: Provider + ?Sized>(&self, p: &P, mut load: PoolLoad, timed: bool) {
+        loop {
+            let mut sl = self.lock_slots();
+            let step = Span::start();
+            let more = load.step(&mut sl.pool, p, self);
+            if timed {
+                step.record(&mut sl.loads);
+            }
+            if !more {
+                return;
+            }
+        }
     }
 
     /// Where the running vGPU's turn stands, after the policy's periodic
@@ -877,7 +900,16 @@ impl Engine {
             return true;
         }
         let mut sl = self.lock_slots();
-        let resident = ensure_resident(&mut sl.pool, p, self, id, drained);
+        let resident = match check_resident(&mut sl.pool, self, id, drained) {
+            Resident::Yes => true,
+            Resident::NotDrained => false,
+            Resident::Reload(load) => {
+                // In steps, as a switch-in's load (`Engine::pick`).
+                drop(sl);
+                self.load_in_steps(p, load, false);
+                self.lock_slots().pool.resident(id)
+            }
+        };
         if !resident {
             self.layout_changed.store(true, Ordering::Release);
         }

@@ -7,12 +7,15 @@
 //! * `decide`: `VgpuTable::decide` (the samples, the scheduler's choice,
 //!   the pool's switch-in), which the kernel engine makes under both of
 //!   its locks;
-//! * `switch_in`: the decision's GTT load (`Decision::load`), which it
-//!   makes under the slot lock alone, with a provider that copies GTT
-//!   entries as the simulated GPU does (16384 entries of 8 bytes a slot,
-//!   and the shared low GM's).
+//! * `switch_in`: the decision's whole GTT load (`Load::step` until done),
+//!   with a provider that copies GTT entries as the simulated GPU does
+//!   (16384 entries of 8 bytes a slot, and the shared low GM's);
+//! * `load_step`: each of its steps (one slot, or the shared low GM), which
+//!   the kernel engine makes under the slot lock alone, released between
+//!   steps.
 //!
-//! These are the work inside the two locks' holds at a switch, natively:
+//! `decide` and `load_step` are the work inside the two locks' holds at a
+//! switch, natively:
 //! the test VM (TCG) shows the same holds many times longer
 //! (`GVT_RS_BENCH=locks make bench`, debugfs `pick_holds`). Each part is
 //! timed with `Instant` per call; printed are percentiles over all calls
@@ -104,9 +107,9 @@ fn summary(ns: &mut [u64]) -> String {
 }
 
 /// 64 vGPUs of `high_mb`/`low_mb`, always backlogged; `decisions` switch
-/// points. Returns the summaries of the two parts and the GTT entries
+/// points. Returns the summaries of the three parts and the GTT entries
 /// loaded per switch-in (high GM and the shared low GM's).
-fn run(high_mb: u32, low_mb: u32, decisions: usize) -> (String, String, u64) {
+fn run(high_mb: u32, low_mb: u32, decisions: usize) -> ([String; 3], u64) {
     let cfg = GpuConfig {
         engines: 2,
         low_mb: 896,
@@ -148,7 +151,7 @@ fn run(high_mb: u32, low_mb: u32, decisions: usize) -> (String, String, u64) {
         sched.queued(id, 0, now).unwrap();
         sched.queued(id, 0, now).unwrap();
     }
-    let (mut decide, mut load) = (Vec::new(), Vec::new());
+    let (mut decide, mut load, mut steps) = (Vec::new(), Vec::new(), Vec::new());
     let mut running: Option<VgpuId> = None;
     for _ in 0..decisions {
         now += 2 * MS;
@@ -159,10 +162,17 @@ fn run(high_mb: u32, low_mb: u32, decisions: usize) -> (String, String, u64) {
         let t = Instant::now();
         let d = table.decide(&mut sched, &mut pool, &p, &o, now).unwrap();
         decide.push(t.elapsed().as_nanos() as u64);
-        if d.loads() {
-            let t = Instant::now();
-            d.load(&p, &o);
-            load.push(t.elapsed().as_nanos() as u64);
+        if let Some(mut l) = d.into_load() {
+            let whole = Instant::now();
+            loop {
+                let t = Instant::now();
+                let more = l.step(&mut pool, &p, &o);
+                steps.push(t.elapsed().as_nanos() as u64);
+                if !more {
+                    break;
+                }
+            }
+            load.push(whole.elapsed().as_nanos() as u64);
         }
         if let Some(id) = sched.next_vgpu(0, now) {
             sched.dispatched(id, 0, now, now).unwrap();
@@ -170,7 +180,14 @@ fn run(high_mb: u32, low_mb: u32, decisions: usize) -> (String, String, u64) {
         }
     }
     let per = o.0.get() / (load.len() as u64).max(1);
-    (summary(&mut decide), summary(&mut load), per)
+    (
+        [
+            summary(&mut decide),
+            summary(&mut load),
+            summary(&mut steps),
+        ],
+        per,
+    )
 }
 
 fn main() {
@@ -188,11 +205,12 @@ fn main() {
     );
     // The simulated GPU's GVTg_V5_64 (one slot) and GVTg_V5_8 (six).
     for (name, high, low) in [("GVTg_V5_64", 64, 16), ("GVTg_V5_8", 384, 64)] {
-        let (d, l, entries) = run(high, low, decisions);
+        let ([d, l, step], entries) = run(high, low, decisions);
         println!("{name:<11} {:<9} {d}", "decide");
         println!(
             "{name:<11} {:<9} {l}  ({entries} entries a switch-in)",
             "switch_in"
         );
+        println!("{name:<11} {:<9} {step}", "load_step");
     }
 }

@@ -26,14 +26,14 @@ use super::{
     slots::{
         Move,
         ReplacePlan,
-        SlotPool,
-        SwitchPlan, //
+        SlotPool, //
     },
     Error,
     VgpuId, //
 };
 
 mod holds;
+mod load;
 #[cfg(test)]
 mod tests;
 
@@ -41,6 +41,7 @@ pub use holds::{
     HoldStats,
     HoldSummary, //
 };
+pub use load::Load;
 
 /// Fixed properties of the GPU a provider drives.
 #[derive(Clone, Copy, Debug)]
@@ -83,8 +84,8 @@ impl GpuConfig {
 /// Actions the engine asks of a GPU provider.
 ///
 /// Called with the engine's locks held (the slot lock; the policy lock
-/// too, except for a switch-in's load, [`Decision::load`]): they must not
-/// call back into the engine and must not block on a workload.
+/// too, except for a GTT load's steps, [`Load::step`]): they must not call
+/// back into the engine and must not block on a workload.
 pub trait Provider {
     /// Writes `vgpu`'s private GTT entries for high-GM slots
     /// `[first_slot, first_slot + slots)` into the hardware GTT. The vGPU's
@@ -180,36 +181,14 @@ where
     }
 }
 
-/// Loads what `plan` copies into the hardware GTT.
-fn load<P, O, const V: usize, const S: usize>(
-    p: &P,
-    o: &O,
-    id: VgpuId,
-    plan: &SwitchPlan<V, S>,
-    reload: bool,
-) where
-    P: Provider + ?Sized,
-    O: Observer + ?Sized,
-{
-    apply_moves(p, o, plan.moves().as_slice());
-    let (start, _) = plan.range();
-    for (first, n) in plan.copy_runs() {
-        p.load_gtt(id, start, first, n);
-    }
-    if plan.copy_low() {
-        p.load_low_gtt(id);
-    }
-    o.gtt_loaded(id, plan.high_slots(), plan.entries(), reload);
-}
-
 /// What [`VgpuTable::decide`] chose: the vGPU that runs next and, on a
 /// switch, the GTT load of its non-resident slots, which must complete
-/// before its first dispatch (and before the slot pool changes again).
+/// before its first dispatch.
 #[must_use = "a switch-in's GTT load must be performed before the vGPU runs"]
 #[derive(Clone, Copy, Debug)]
 pub struct Decision<const V: usize, const S: usize> {
     vgpu: Option<VgpuId>,
-    load: Option<SwitchPlan<V, S>>,
+    load: Option<Load<V, S>>,
 }
 
 impl<const V: usize, const S: usize> Decision<V, S> {
@@ -218,23 +197,27 @@ impl<const V: usize, const S: usize> Decision<V, S> {
         self.vgpu
     }
 
-    /// Whether [`Decision::load`] has a switch-in to load (moves, slots,
-    /// the shared low GM; possibly nothing left to copy).
+    /// Whether the decision has a switch-in to load (moves, slots, the
+    /// shared low GM; possibly nothing left to copy).
     pub fn loads(&self) -> bool {
         self.load.is_some()
     }
 
-    /// Performs the switch-in's load, if any, through the provider (moves,
-    /// then the copy runs, then the shared low GM) and tells the observer;
-    /// the vGPU that runs next. Called with the slots as
-    /// [`VgpuTable::decide`] left them: under the slot lock that it held.
-    pub fn load<P, O>(self, p: &P, o: &O) -> Option<VgpuId>
+    /// The switch-in's load, to perform in steps ([`Load::step`]), each
+    /// under the slot lock, before the vGPU runs.
+    pub fn into_load(self) -> Option<Load<V, S>> {
+        self.load
+    }
+
+    /// Performs the switch-in's load, if any, at once ([`Load::finish`],
+    /// under the slot lock); the vGPU that runs next.
+    pub fn load<P, O>(self, pool: &mut SlotPool<V, S>, p: &P, o: &O) -> Option<VgpuId>
     where
         P: Provider + ?Sized,
         O: Observer + ?Sized,
     {
-        if let (Some(id), Some(plan)) = (self.vgpu, &self.load) {
-            load(p, o, id, plan, false);
+        if let Some(l) = self.load {
+            l.finish(pool, p, o);
         }
         self.vgpu
     }
@@ -410,7 +393,7 @@ impl<const V: usize> VgpuTable<V> {
                     // The scheduler runs only attached vGPUs, which are
                     // placed.
                     match pool.switch_in(vgpu, now) {
-                        Ok(plan) => load = Some(plan),
+                        Ok(plan) => load = Some(Load::begin(plan, pool, false)),
                         Err(e) => o.inconsistent("switch_in", e),
                     }
                 }
@@ -560,11 +543,52 @@ where
     Ok(())
 }
 
+/// Where the range of a vGPU about to be dispatched stands
+/// ([`check_resident`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Resident<const V: usize, const S: usize> {
+    /// The hardware GTT holds its whole high-GM range.
+    Yes,
+    /// It does not, and the engines are busy: hold the dispatch back until
+    /// they drained.
+    NotDrained,
+    /// It does not: the reload to perform ([`Load::step`]) before the
+    /// dispatch, after which the range is resident unless a placement moved
+    /// it again meanwhile (check again).
+    Reload(Load<V, S>),
+}
+
 /// Before a dispatch of `id`, whose range a placement may have moved since
 /// it was switched in: whether its whole high-GM range is resident in the
-/// hardware GTT, so that its workload runs on its own entries. At a
-/// `drained` point a range that is not is reloaded here; otherwise the
-/// caller must hold the dispatch back until the engines drained.
+/// hardware GTT, so that its workload runs on its own entries, and at a
+/// `drained` point the reload of a range that is not.
+pub fn check_resident<O, const V: usize, const S: usize>(
+    pool: &mut SlotPool<V, S>,
+    o: &O,
+    id: VgpuId,
+    drained: bool,
+) -> Resident<V, S>
+where
+    O: Observer + ?Sized,
+{
+    if pool.resident(id) {
+        return Resident::Yes;
+    }
+    if !drained {
+        return Resident::NotDrained;
+    }
+    // Only the running vGPU is dispatched, and it is placed.
+    match pool.reload(id) {
+        Ok(plan) => Resident::Reload(Load::begin(plan, pool, true)),
+        Err(e) => {
+            o.inconsistent("reload", e);
+            Resident::NotDrained
+        }
+    }
+}
+
+/// [`check_resident`] with its reload performed at once ([`Load::finish`]):
+/// whether `id`'s whole range is resident, so that it may be dispatched.
 pub fn ensure_resident<P, O, const V: usize, const S: usize>(
     pool: &mut SlotPool<V, S>,
     p: &P,
@@ -576,20 +600,12 @@ where
     P: Provider + ?Sized,
     O: Observer + ?Sized,
 {
-    if pool.resident(id) {
-        return true;
-    }
-    if !drained {
-        return false;
-    }
-    // Only the running vGPU is dispatched, and it is placed.
-    let plan = match pool.reload(id) {
-        Ok(plan) => plan,
-        Err(e) => {
-            o.inconsistent("reload", e);
-            return false;
+    match check_resident(pool, o, id, drained) {
+        Resident::Yes => true,
+        Resident::NotDrained => false,
+        Resident::Reload(l) => {
+            l.finish(pool, p, o);
+            pool.resident(id)
         }
-    };
-    load(p, o, id, &plan, true);
-    pool.resident(id)
+    }
 }

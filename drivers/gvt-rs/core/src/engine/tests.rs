@@ -141,18 +141,23 @@ fn a_switch_in_loads_the_slots_of_the_vgpu_that_runs() {
     g.sched.set_policy(Policy::Sfq, 0).unwrap();
     g.sched.queued(b, 0, 0).unwrap();
     assert_eq!(g.pick(MS), Ok(Some(b)));
-    // b's 4 slots at 2, one run; the static pool has no shared low region.
+    // b's 4 slots at 2, a slot per step; the static pool has no shared low
+    // region.
     let (start, entries) = (2, 4 * ENTRIES_PER_SLOT);
+    let load = |first| Event::LoadGtt {
+        id: b,
+        start,
+        first,
+        slots: 1,
+    };
     assert_eq!(
         g.rec.take(),
         [
             Event::Switched(None, Some(b)),
-            Event::LoadGtt {
-                id: b,
-                start,
-                first: start,
-                slots: 4
-            },
+            load(2),
+            load(3),
+            load(4),
+            load(5),
             Event::GttLoaded {
                 id: b,
                 entries: u64::from(entries),
@@ -331,20 +336,22 @@ fn decide_leaves_the_switch_in_load_to_the_caller() {
         assert_eq!(d.vgpu(), Some(id));
         assert!(d.loads());
         // Decided: the switch is told, nothing is loaded yet, and the pool
-        // already names the vGPU the owner of its whole range (a guest
-        // access or a dispatch meanwhile would take the new owner's side:
-        // the kernel keeps the slot lock until the load is done).
+        // already names the vGPU the owner of its whole range, but does not
+        // hold its entries there until the load: a guest access meanwhile
+        // goes to its private copy, and no other vGPU's switch-in or
+        // placement takes the slots as free.
         let decided = split.rec.take();
         assert!(matches!(decided.first(), Some(Event::Switched(_, Some(n))) if *n == id));
         assert!(!decided.iter().any(|e| matches!(
             e,
             Event::LoadGtt { .. } | Event::LoadLowGtt(_) | Event::GttLoaded { .. }
         )));
-        assert!(split.pool.resident(id));
+        assert!(!split.pool.resident(id));
         let pl = split.pool.placement(id).unwrap();
         assert!((pl.start..pl.start + pl.slots).all(|s| split.pool.owner(s) == Some(id)));
         // The load: the same calls, in the same order, as `pick`'s.
-        assert_eq!(d.load(&split.rec, &split.rec), Some(id));
+        assert_eq!(d.load(&mut split.pool, &split.rec, &split.rec), Some(id));
+        assert!(split.pool.resident(id));
         let mut events = decided;
         events.extend(split.rec.take());
         let all = whole.rec.take();
@@ -363,9 +370,163 @@ fn decide_leaves_the_switch_in_load_to_the_caller() {
     let now = 10 * MS;
     let d = decide(&mut split, now);
     assert_eq!((d.vgpu(), d.loads()), (Some(1), false));
-    assert_eq!(d.load(&split.rec, &split.rec), Some(1));
+    assert_eq!(d.load(&mut split.pool, &split.rec, &split.rec), Some(1));
     split.sched.cancelled(1, 0).unwrap();
     let d = decide(&mut split, 11 * MS);
     assert_eq!((d.vgpu(), d.loads()), (None, false));
     assert_eq!(split.rec.take(), [Event::Switched(Some(1), None)]);
+}
+
+/// A gscale GPU of 8 slots with a six-slot vGPU (0) and a one-slot vGPU
+/// (1), both started; then a decision that switches 0 in.
+fn six_slot_switch_in() -> (Gpu, Load<4, 16>) {
+    let cfg = GpuConfig {
+        engines: 1,
+        low_mb: 896,
+        slots: 8,
+        low_shared_entries: 16_384,
+        relocate: true,
+        max_vgpus: 4,
+    };
+    let mut g = gpu(cfg, AllocatorKind::Gscale);
+    for mb in [6 * 64, 64] {
+        let id = g.place(mb, 16, 1, 0).unwrap();
+        g.attach(id).unwrap();
+        g.sched.start(id, 0).unwrap();
+    }
+    g.sched.set_policy(Policy::Sfq, 0).unwrap();
+    g.sched.queued(0, 0, 0).unwrap();
+    g.rec.take();
+    let d = decide(&mut g, MS);
+    assert_eq!(d.vgpu(), Some(0));
+    let load = d.into_load().unwrap();
+    assert_eq!(load.vgpu(), 0);
+    g.rec.take();
+    (g, load)
+}
+
+/// The slots of `id`'s range whose entries the hardware holds.
+fn held(g: &Gpu, id: VgpuId) -> vec::Vec<u16> {
+    let pl = g.pool.placement(id).unwrap();
+    (pl.start..pl.start + pl.slots)
+        .filter(|&s| g.pool.holds(id, s))
+        .collect()
+}
+
+#[test]
+fn a_switch_in_loads_a_slot_per_step() {
+    let (mut g, mut load) = six_slot_switch_in();
+    let pl = g.pool.placement(0).unwrap();
+    assert_eq!(pl.slots, 6);
+    assert!(held(&g, 0).is_empty());
+    // Six steps of one slot each, in slot order; the hardware holds each
+    // from its step on, and no other before (a guest's GTT access between
+    // steps reads and writes the private copy there).
+    for i in 0..6 {
+        assert!(load.step(&mut g.pool, &g.rec, &g.rec));
+        let first = pl.start + i;
+        assert_eq!(
+            g.rec.take(),
+            [Event::LoadGtt {
+                id: 0,
+                start: pl.start,
+                first,
+                slots: 1
+            }]
+        );
+        assert_eq!(held(&g, 0), (pl.start..=first).collect::<vec::Vec<_>>());
+    }
+    // The high-GM range is held; the shared low GM is still to load.
+    assert!(g.pool.resident(0));
+    // Then the shared low GM, the last step, which tells the observer.
+    assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
+    assert_eq!(
+        g.rec.take(),
+        [
+            Event::LoadLowGtt(0),
+            Event::GttLoaded {
+                id: 0,
+                entries: 7 * u64::from(ENTRIES_PER_SLOT),
+                reload: false
+            }
+        ]
+    );
+    assert!(g.pool.resident(0));
+    // Done: a further step does nothing.
+    assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
+    assert!(g.rec.take().is_empty());
+    assert!(g.ensure_resident(0, false));
+    assert_eq!(g.rec.inconsistencies(), 0);
+}
+
+#[test]
+fn a_reset_between_load_steps_leaves_the_rest_to_the_reload() {
+    let (mut g, mut load) = six_slot_switch_in();
+    for _ in 0..2 {
+        assert!(load.step(&mut g.pool, &g.rec, &g.rec));
+    }
+    assert_eq!(held(&g, 0).len(), 2);
+    // Between two steps, the slot lock released: a GPU reset rewrote the
+    // hardware GTT. The load's remaining steps find nothing of the vGPU's
+    // pending and load nothing; the observer hears of the two slots loaded.
+    g.pool.forget_residency();
+    g.rec.take();
+    assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
+    assert_eq!(
+        g.rec.take(),
+        [Event::GttLoaded {
+            id: 0,
+            entries: 2 * u64::from(ENTRIES_PER_SLOT),
+            reload: false
+        }]
+    );
+    // Nothing is held: before its dispatch, the vGPU's range is reloaded
+    // whole (drained), a slot per step.
+    assert!(held(&g, 0).is_empty());
+    assert!(!g.ensure_resident(0, false));
+    let Resident::Reload(mut reload) = check_resident(&mut g.pool, &g.rec, 0, true) else {
+        panic!("a range nobody holds must be reloaded");
+    };
+    let mut steps = 0;
+    while reload.step(&mut g.pool, &g.rec, &g.rec) {
+        steps += 1;
+    }
+    assert_eq!(steps, 5);
+    let loads: vec::Vec<_> = g
+        .rec
+        .take()
+        .into_iter()
+        .filter(|e| matches!(e, Event::LoadGtt { slots: 1, .. }))
+        .collect();
+    assert_eq!(loads.len(), 6);
+    assert_eq!(held(&g, 0).len(), 6);
+    assert!(g.pool.resident(0));
+}
+
+#[test]
+fn a_slot_taken_between_load_steps_is_not_loaded() {
+    let (mut g, mut load) = six_slot_switch_in();
+    assert!(load.step(&mut g.pool, &g.rec, &g.rec));
+    g.rec.take();
+    // Between steps, the vGPU is removed (its slots forgotten) and another
+    // takes its id and slots: the load must not write the old tenant's
+    // entries over the new one's, nor count them.
+    g.sched.cancelled(0, 0).unwrap();
+    g.sched.stop(0, MS).unwrap();
+    g.detach(0).unwrap();
+    g.unplace(0, MS).unwrap();
+    let again = g.place(6 * 64, 16, 1, MS).unwrap();
+    assert_eq!(again, 0);
+    g.rec.take();
+    assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
+    let events = g.rec.take();
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::LoadGtt { .. } | Event::LoadLowGtt(_))));
+    assert!(events.contains(&Event::GttLoaded {
+        id: 0,
+        entries: u64::from(ENTRIES_PER_SLOT),
+        reload: false
+    }));
+    assert!(held(&g, 0).is_empty());
 }

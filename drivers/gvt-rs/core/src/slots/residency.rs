@@ -22,34 +22,56 @@ use super::{
 /// Owner value meaning "no vGPU's entries are resident".
 pub(crate) const NO_OWNER: u8 = u8::MAX;
 
-/// Resident owner of every high-GM slot and of the shared low-GM region.
+/// Owner of every high-GM slot and of the shared low-GM region, and whether
+/// the owner's entries are still to be loaded there.
+///
+/// A switch-in names its vGPU the owner of the slots it copies at once; the
+/// engine marks them pending, and each is loaded, and stops being pending,
+/// in a step of its own ([`Load::step`](super::super::engine::Load::step)), so that the kernel
+/// can let guest GTT accesses in between. Until then the hardware does not
+/// hold the owner's entries there ([`Residency::holds`]).
+///
+/// # Invariants
+///
+/// A pending slot (or low region) has an owner: every change of owner sets
+/// or clears the flag with it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Residency<const M: usize> {
     owner: [u8; M],
+    pending: [bool; M],
     low_owner: u8,
+    low_pending: bool,
 }
 
 impl<const M: usize> Residency<M> {
     pub(crate) const fn new() -> Self {
         Residency {
             owner: [NO_OWNER; M],
+            pending: [false; M],
             low_owner: NO_OWNER,
+            low_pending: false,
         }
     }
 
-    /// Marks `[start, start + size)` resident for `id`; fills `copy` with the
-    /// slots that were not and returns how many there were.
+    /// Names `id` the owner of `[start, start + size)`; flags in `copy`
+    /// the slots whose entries the hardware does not hold yet (another
+    /// owner, none, or a load of `id`'s that did not finish), and returns
+    /// how many there were. They are not pending: the engine, which loads
+    /// them a step at a time, marks them ([`Residency::set_pending`]).
     pub(crate) fn switch_in(&mut self, id: u8, start: u16, size: u16, copy: &mut [bool; M]) -> u16 {
-        let end = usize::from(start.saturating_add(size));
+        let range = usize::from(start)..usize::from(start.saturating_add(size));
         let mut n: u16 = 0;
-        let owners = self
-            .owner
-            .get_mut(usize::from(start)..end)
-            .unwrap_or(&mut []);
-        let flags = copy.get_mut(usize::from(start)..end).unwrap_or(&mut []);
-        for (o, f) in owners.iter_mut().zip(flags.iter_mut()) {
-            if *o != id {
+        let owners = self.owner.get_mut(range.clone()).unwrap_or(&mut []);
+        let pending = self.pending.get_mut(range.clone()).unwrap_or(&mut []);
+        let flags = copy.get_mut(range).unwrap_or(&mut []);
+        for ((o, p), f) in owners
+            .iter_mut()
+            .zip(pending.iter_mut())
+            .zip(flags.iter_mut())
+        {
+            if *o != id || *p {
                 *o = id;
+                *p = false;
                 *f = true;
                 n = n.saturating_add(1);
             }
@@ -57,37 +79,87 @@ impl<const M: usize> Residency<M> {
         n
     }
 
-    /// Makes `id` the owner of the low-GM region; true if it was not.
+    /// Makes `id` the owner of the low-GM region; true if the hardware does
+    /// not hold its entries yet.
     pub(crate) fn take_low(&mut self, id: u8) -> bool {
-        let changed = self.low_owner != id;
+        let load = self.low_owner != id || self.low_pending;
         self.low_owner = id;
-        changed
+        self.low_pending = false;
+        load
+    }
+
+    /// Marks `slot`, which `id` owns, pending: the hardware does not hold
+    /// `id`'s entries there until [`Residency::loaded`].
+    pub(crate) fn set_pending(&mut self, slot: u16, id: u8) {
+        let s = usize::from(slot);
+        if let (Some(&o), Some(p)) = (self.owner.get(s), self.pending.get_mut(s)) {
+            if o == id {
+                *p = true;
+            }
+        }
+    }
+
+    /// The low region's counterpart of [`Residency::set_pending`].
+    pub(crate) fn set_low_pending(&mut self, id: u8) {
+        if self.low_owner == id {
+            self.low_pending = true;
+        }
+    }
+
+    /// Whether the hardware holds `id`'s entries in `slot`: `id` owns it
+    /// and its load is done.
+    pub(crate) fn holds(&self, slot: u16, id: u8) -> bool {
+        let s = usize::from(slot);
+        self.owner.get(s) == Some(&id) && self.pending.get(s) == Some(&false)
+    }
+
+    /// `slot` is pending for `id`: marks it loaded and returns true. False,
+    /// and nothing changes, if it is not (its owner changed meanwhile).
+    pub(crate) fn loaded(&mut self, slot: u16, id: u8) -> bool {
+        let s = usize::from(slot);
+        match (self.owner.get(s), self.pending.get_mut(s)) {
+            (Some(&o), Some(p)) if o == id && *p => {
+                *p = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The low region's counterpart of [`Residency::loaded`].
+    pub(crate) fn low_loaded(&mut self, id: u8) -> bool {
+        let load = self.low_owner == id && self.low_pending;
+        if load {
+            self.low_pending = false;
+        }
+        load
     }
 
     /// Forgets `id`'s residency in `[start, start + size)` (after a move: the
     /// hardware entries there are stale for everybody).
     pub(crate) fn forget_range(&mut self, id: u8, start: u16, size: u16) {
-        let end = usize::from(start.saturating_add(size));
-        for o in self
-            .owner
-            .get_mut(usize::from(start)..end)
-            .unwrap_or(&mut [])
-        {
+        let range = usize::from(start)..usize::from(start.saturating_add(size));
+        let owners = self.owner.get_mut(range.clone()).unwrap_or(&mut []);
+        let pending = self.pending.get_mut(range).unwrap_or(&mut []);
+        for (o, p) in owners.iter_mut().zip(pending.iter_mut()) {
             if *o == id {
                 *o = NO_OWNER;
+                *p = false;
             }
         }
     }
 
     /// Forgets every residency of `id` (destroy).
     pub(crate) fn forget(&mut self, id: u8) {
-        for o in self.owner.iter_mut() {
+        for (o, p) in self.owner.iter_mut().zip(self.pending.iter_mut()) {
             if *o == id {
                 *o = NO_OWNER;
+                *p = false;
             }
         }
         if self.low_owner == id {
             self.low_owner = NO_OWNER;
+            self.low_pending = false;
         }
     }
 
@@ -96,6 +168,11 @@ impl<const M: usize> Residency<M> {
             Some(&o) if o != NO_OWNER => Some(o),
             _ => None,
         }
+    }
+
+    /// The low region's counterpart of [`Residency::holds`].
+    pub(crate) fn low_holds(&self, id: u8) -> bool {
+        self.low_owner == id && !self.low_pending
     }
 
     pub(crate) fn low_owner(&self) -> Option<u8> {
@@ -112,7 +189,9 @@ impl<const M: usize> Residency<M> {
 /// Apply [`SwitchPlan::moves`] first (relocate those vGPUs' private GTTs),
 /// then write the vGPU's private entries for every slot in
 /// [`SwitchPlan::copy_runs`] into the hardware GTT, then the low-GM region if
-/// [`SwitchPlan::copy_low`], then invalidate the GGTT once.
+/// [`SwitchPlan::copy_low`]. The engine does it a slot at a time
+/// ([`Load`](super::super::engine::Load)), each slot pending in the pool
+/// until its step.
 #[derive(Clone, Copy, Debug)]
 pub struct SwitchPlan<const V: usize, const M: usize> {
     id: u8,
@@ -174,6 +253,15 @@ impl<const V: usize, const M: usize> SwitchPlan<V, M> {
     /// Whether the shared low-GM region must be copied.
     pub const fn copy_low(&self) -> bool {
         self.low
+    }
+
+    /// GTT entries of the shared low-GM region to copy (0 if none).
+    pub const fn low_entries(&self) -> u32 {
+        if self.low {
+            self.low_entries
+        } else {
+            0
+        }
     }
 
     /// Whether slot `s` must be copied.
@@ -264,12 +352,59 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     }
 
     /// Whether the hardware GTT holds every slot of `id`'s high-GM range
-    /// (the low-GM region is not moved by placements, only by switch-ins).
+    /// (the low-GM region is not moved by placements, only by switch-ins):
+    /// each is `id`'s and loaded ([`SlotPool::holds`]).
     pub fn resident(&self, id: VgpuId) -> bool {
         let Some(p) = self.placement(id) else {
             return false;
         };
-        (p.start..p.start.saturating_add(p.slots)).all(|s| self.res.owner(s) == Some(id))
+        (p.start..p.start.saturating_add(p.slots)).all(|s| self.res.holds(s, id))
+    }
+
+    /// Whether the hardware GTT holds `id`'s entries in `slot`: a guest's
+    /// GTT access there goes to the hardware, otherwise to `id`'s private
+    /// copy. False while a switch-in that named `id` the slot's owner
+    /// ([`SlotPool::owner`]) has not loaded it yet.
+    pub fn holds(&self, id: VgpuId, slot: u16) -> bool {
+        self.res.holds(slot, id)
+    }
+
+    /// Marks what `plan` copies pending: the engine loads it a step at a
+    /// time ([`Load`](super::super::engine::Load)), and the hardware does
+    /// not hold the vGPU's entries there until each step.
+    pub(crate) fn begin_load(&mut self, plan: &SwitchPlan<V, M>) {
+        let (start, size) = plan.range();
+        for s in start..start.saturating_add(size) {
+            if plan.copies_slot(s) {
+                self.res.set_pending(s, plan.id());
+            }
+        }
+        if plan.copy_low() {
+            self.res.set_low_pending(plan.id());
+        }
+    }
+
+    /// A load step wrote `id`'s entries into `slot`: true if it was pending
+    /// for `id`, which the hardware now holds there; false if its owner
+    /// changed since the switch-in (nothing to load).
+    pub(crate) fn slot_loaded(&mut self, id: VgpuId, slot: u16) -> bool {
+        self.res.loaded(slot, id)
+    }
+
+    /// Whether `slot` is pending for `id`, whose entries are still to be
+    /// loaded there.
+    pub(crate) fn slot_pending(&self, id: VgpuId, slot: u16) -> bool {
+        self.res.owner(slot) == Some(id) && !self.res.holds(slot, id)
+    }
+
+    /// The low region's counterpart of [`SlotPool::slot_pending`].
+    pub(crate) fn low_pending(&self, id: VgpuId) -> bool {
+        self.res.low_owner() == Some(id) && !self.res.low_holds(id)
+    }
+
+    /// The low region's counterpart of [`SlotPool::slot_loaded`].
+    pub(crate) fn low_loaded(&mut self, id: VgpuId) -> bool {
+        self.res.low_loaded(id)
     }
 
     /// Reloads the running vGPU `id` after placements moved its range or

@@ -274,7 +274,7 @@ impl<const V: usize, const S: usize> Gpu<V, S> {
         let d = self
             .table
             .decide(&mut self.sched, &mut self.pool, &self.rec, &self.rec, now)?;
-        Ok(d.load(&self.rec, &self.rec))
+        Ok(d.load(&mut self.pool, &self.rec, &self.rec))
     }
 
     /// The switch of the last [`Gpu::pick`], if it switched: from, to.
