@@ -933,9 +933,11 @@ impl Engine {
     // ---- residency, for the provider's guest GTT accesses ----------------
 
     /// Runs `f(slot, resident)` for slot `rel_slot` of `id`'s high-GM range,
-    /// under the slot lock so that no switch-in or relocation runs meanwhile:
-    /// `slot` is the absolute slot and `resident` whether the hardware GTT
-    /// holds `id`'s entries there. `ERANGE` past the range.
+    /// under the slot lock so that no load step, switch-in or relocation
+    /// runs meanwhile: `slot` is the absolute slot and `resident` whether
+    /// the hardware GTT holds `id`'s entries there (not while a load has yet
+    /// to copy them: [`SlotPool::slot_of`]). `ENODEV` if `id` is not placed,
+    /// `ERANGE` past its range.
     pub fn with_residency<R>(
         &self,
         id: VgpuId,
@@ -943,12 +945,10 @@ impl Engine {
         f: impl FnOnce(u16, bool) -> R,
     ) -> Result<R> {
         let sl = self.lock_slots();
-        let pl = sl.pool.placement(id).ok_or(ENODEV)?;
-        if rel_slot >= pl.slots {
-            return Err(ERANGE);
-        }
-        let slot = pl.start.checked_add(rel_slot).ok_or(ERANGE)?;
-        let resident = sl.pool.owner(slot) == Some(id);
+        let (slot, resident) = sl.pool.slot_of(id, rel_slot).map_err(|e| match e {
+            CoreError::OutOfRange => ERANGE,
+            _ => ENODEV,
+        })?;
         Ok(f(slot, resident))
     }
 

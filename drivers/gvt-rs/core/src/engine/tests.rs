@@ -420,8 +420,15 @@ fn a_switch_in_loads_a_slot_per_step() {
     assert_eq!(pl.slots, 6);
     assert!(held(&g, 0).is_empty());
     // Six steps of one slot each, in slot order; the hardware holds each
-    // from its step on, and no other before (a guest's GTT access between
-    // steps reads and writes the private copy there).
+    // from its step on, and no other before: a guest's GTT access between
+    // steps (`slot_of`, the kernel's `with_residency`) goes to the hardware
+    // only there, elsewhere to the private copy, never to the entries of
+    // the slots' previous tenant.
+    let accesses =
+        |g: &Gpu| -> vec::Vec<bool> { (0..6).map(|r| g.pool.slot_of(0, r).unwrap().1).collect() };
+    assert_eq!(accesses(&g), [false; 6]);
+    assert_eq!(g.pool.slot_of(0, 6), Err(Error::OutOfRange));
+    assert_eq!(g.pool.slot_of(3, 0), Err(Error::Invalid));
     for i in 0..6 {
         assert!(load.step(&mut g.pool, &g.rec, &g.rec));
         let first = pl.start + i;
@@ -435,6 +442,12 @@ fn a_switch_in_loads_a_slot_per_step() {
             }]
         );
         assert_eq!(held(&g, 0), (pl.start..=first).collect::<vec::Vec<_>>());
+        let n = usize::from(i) + 1;
+        assert_eq!(
+            accesses(&g),
+            [[true; 6], [false; 6]].concat()[6 - n..12 - n]
+        );
+        assert_eq!(g.pool.slot_of(0, i).unwrap().0, first);
     }
     // The high-GM range is held; the shared low GM is still to load.
     assert!(g.pool.resident(0));

@@ -384,6 +384,20 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         }
     }
 
+    /// Slot `rel_slot` of `id`'s high-GM range: the absolute slot, and
+    /// whether the hardware GTT holds `id`'s entries there
+    /// ([`SlotPool::holds`]), where a guest's GTT access of it goes (else
+    /// to `id`'s private copy). `Invalid` if `id` is not placed,
+    /// `OutOfRange` past its range.
+    pub fn slot_of(&self, id: VgpuId, rel_slot: u16) -> Result<(u16, bool), Error> {
+        let pl = self.placement(id).ok_or(Error::Invalid)?;
+        if rel_slot >= pl.slots {
+            return Err(Error::OutOfRange);
+        }
+        let slot = pl.start.checked_add(rel_slot).ok_or(Error::OutOfRange)?;
+        Ok((slot, self.holds(id, slot)))
+    }
+
     /// A load step wrote `id`'s entries into `slot`: true if it was pending
     /// for `id`, which the hardware now holds there; false if its owner
     /// changed since the switch-in (nothing to load).
