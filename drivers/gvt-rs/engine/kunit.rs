@@ -234,9 +234,9 @@ mod tests {
         e.queued(a, 1, 0)?;
         e.queued(a, 1, 0)?;
         assert_eq!(g.pick_next(&e, &p, false), GvtgAnswer::Run(a));
-        // Its 2 slots were not resident: one run of them is loaded (the
-        // i915 provider's `load_gtt` leaves that to GVT-g).
-        assert_eq!(p.loads.load(Ordering::Relaxed), 1);
+        // Its 2 slots were not resident: each is loaded in a step of its
+        // own (the i915 provider's `load_gtt` leaves that to GVT-g).
+        assert_eq!(p.loads.load(Ordering::Relaxed), 2);
         assert!(!g.switched(false));
         assert_eq!(g.pick_next(&e, &p, true), GvtgAnswer::Keep);
         assert!(e.may_dispatch(a, 0));
