@@ -942,7 +942,7 @@ mod tests {
     }
 
     /// A stream of type 1 with the GTT chunks of `mask`, entry `i` = `i`.
-    fn stream(mask: u64) -> KVVec<u8> {
+    fn stream(mask: u64) -> Result<KVVec<u8>> {
         let len = gtt_entries(1);
         build(&saved(), 1, 4, 777, mask, len, |bit, out| {
             for i in dirty_range(bit, len) {
@@ -950,13 +950,12 @@ mod tests {
             }
             Ok(())
         })
-        .expect("build")
     }
 
-    fn dup(b: &[u8]) -> KVVec<u8> {
+    fn dup(b: &[u8]) -> Result<KVVec<u8>> {
         let mut v = KVVec::new();
-        v.extend_from_slice(b, GFP_KERNEL).expect("alloc");
-        v
+        v.extend_from_slice(b, GFP_KERNEL)?;
+        Ok(v)
     }
 
     /// Re-signs a stream whose body was edited.
@@ -966,9 +965,10 @@ mod tests {
     }
 
     #[test]
-    fn a_stream_round_trips() {
-        let b = stream(0b101);
-        let p = parse(&b, 1).expect("parse");
+    fn a_stream_round_trips() -> Result {
+        let b = stream(0b101)?;
+        // A refusal fails the test with its errno.
+        let p = parse(&b, 1).map_err(|_| EINVAL)?;
         assert_eq!(p.weight, 4);
         assert_eq!(p.lag, 777);
         assert_eq!(p.gtt_mask, 0b101);
@@ -979,7 +979,7 @@ mod tests {
             let mut v = KVec::new();
             for (first, bytes) in gtt_chunks(&b) {
                 assert_eq!(le64(bytes, 0), first as u64);
-                v.push((first, bytes.len() / 8), GFP_KERNEL).unwrap();
+                v.push((first, bytes.len() / 8), GFP_KERNEL)?;
             }
             v
         };
@@ -988,22 +988,23 @@ mod tests {
             &[(0, SCRUB_CHUNK), (2 * SCRUB_CHUNK, SCRUB_CHUNK)]
         );
         assert_eq!(b.len(), stream_len(0b101, gtt_entries(1)));
+        Ok(())
     }
 
     #[test]
-    fn bad_headers_are_refused() {
-        let good = stream(0);
-        let mut b = dup(&good);
+    fn bad_headers_are_refused() -> Result {
+        let good = stream(0)?;
+        let mut b = dup(&good)?;
         b[0] ^= 1;
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Magic));
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         b[4] = 2;
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Version(2)));
         assert_eq!(parse(&good, 0).err(), Some(Refusal::Type(1)));
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         b[16] = b'X';
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Type(1)));
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         b[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Length));
         assert_eq!(
@@ -1016,19 +1017,20 @@ mod tests {
             Some(Refusal::Truncated(n - 1, n))
         );
         assert_eq!(parse(&[], 1).err(), Some(Refusal::Truncated(0, HEADER)));
+        Ok(())
     }
 
     #[test]
-    fn corrupted_bodies_are_refused() {
-        let good = stream(1);
+    fn corrupted_bodies_are_refused() -> Result {
+        let good = stream(1)?;
         for at in [HEADER, HEADER + 100, good.len() - 1] {
-            let mut b = dup(&good);
+            let mut b = dup(&good)?;
             b[at] ^= 0x40;
             assert_eq!(parse(&b, 1).err(), Some(Refusal::Checksum));
         }
         // Re-signed, so that the checks inside are reached.
         let cfg_at = HEADER + SECTION;
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         // The subsystem id is the type's: read only.
         b[cfg_at + 0x2e] ^= 1;
         resign(&mut b);
@@ -1037,18 +1039,18 @@ mod tests {
             Some(Refusal::Malformed("register values"))
         );
         let ring_at = HEADER + 2 * SECTION + CFG_SIZE + REGS_LEN;
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         // Ring 0's head past its size.
         b[ring_at + SECTION + 28..ring_at + SECTION + 32].copy_from_slice(&64u32.to_le_bytes());
         resign(&mut b);
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Malformed("ring")));
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         // Ring 0 claimed twice: engine 1's ring says engine 0.
         let ring1 = ring_at + SECTION + RING_LEN;
         b[ring1 + SECTION..ring1 + SECTION + 4].copy_from_slice(&0u32.to_le_bytes());
         resign(&mut b);
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Malformed("ring")));
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         // An unknown section tag.
         b[cfg_at - SECTION] = 99;
         resign(&mut b);
@@ -1056,13 +1058,13 @@ mod tests {
             parse(&b, 1).err(),
             Some(Refusal::Malformed("unknown, repeated or odd-sized section"))
         );
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         // A GTT chunk that does not start on a chunk.
         let gtt_at = good.len() - SCRUB_CHUNK * 8 - GTT_LEN;
         b[gtt_at..gtt_at + 4].copy_from_slice(&1u32.to_le_bytes());
         resign(&mut b);
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Malformed("GTT chunk")));
-        let mut b = dup(&good);
+        let mut b = dup(&good)?;
         // A section longer than the stream.
         b[gtt_at - 4..gtt_at].copy_from_slice(&u32::MAX.to_le_bytes());
         resign(&mut b);
@@ -1070,14 +1072,16 @@ mod tests {
             parse(&b, 1).err(),
             Some(Refusal::Malformed("section length"))
         );
+        Ok(())
     }
 
     #[test]
-    fn weights_out_of_range_are_refused() {
-        let mut b = stream(0);
+    fn weights_out_of_range_are_refused() -> Result {
+        let mut b = stream(0)?;
         let sched_at = b.len() - SCHED_LEN;
         b[sched_at..sched_at + 4].copy_from_slice(&0u32.to_le_bytes());
         resign(&mut b);
         assert_eq!(parse(&b, 1).err(), Some(Refusal::Malformed("weight")));
+        Ok(())
     }
 }
