@@ -48,6 +48,13 @@ for p in $(echo "$parts" | tr , ' '); do
 done
 
 GPU=/sys/class/gvt_rs/gvtsim0
+# Its statistics (debugfs, root's; the VM's init mounts debugfs).
+STATS=/sys/kernel/debug/gvt_rs/gvtsim0/stats
+
+# gpu_stat NAME: a figure of the GPU's statistics.
+gpu_stat() {
+	awk -v k="$1" '$1 == k { print $2 }' "$STATS"
+}
 TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
 RUN_S=20
@@ -190,7 +197,7 @@ bench_switch() {
 			new_vgpu "$t" || exit 1
 			list="$list $new"
 		done
-		s0=$(cat "$GPU/events_switches")
+		s0=$(gpu_stat events_switches)
 		echo >"$T/trace"
 		echo 1 >"$T/events/gvt_rs/gvt_rs_switch/enable"
 		echo 1 >"$T/events/gvt_rs/gvt_rs_gtt_load/enable"
@@ -199,7 +206,7 @@ bench_switch() {
 		done
 		wait
 		echo 0 >"$T/events/gvt_rs/enable"
-		s1=$(cat "$GPU/events_switches")
+		s1=$(gpu_stat events_switches)
 		# Pairs (entries, ns) of every switch that copied, paired per CPU.
 		awk '{ if (!match($0, /\[[0-9]+\]/)) next; cpu = substr($0, RSTART, RLENGTH)
 		       if (!match($0, /[0-9]+\.[0-9]+: gvt_rs_/)) next; ts = substr($0, RSTART, RLENGTH) + 0
@@ -491,7 +498,7 @@ bench_locks() {
 			printf '  %-7s %-6s %-10s %5d %-9s %8d %8d %8s %9s %10s %12s %7d\n' "$alloc" "$pol" \
 				"GVTg_V5_$size" "$n" \
 				"$lock" "$holds" "$sw" "$(per "$p99" 1000)" "$(per "$p999" 1000)" \
-				"$(per "$max" 1000)" "$(per "$ran" 1000)" "$(cat "$GPU/gm_replans")"
+				"$(per "$max" 1000)" "$(per "$ran" 1000)" "$(gpu_stat gm_replans)"
 		done
 		for u in $list; do echo 1 >"/sys/bus/mdev/devices/$u/remove"; done
 	done

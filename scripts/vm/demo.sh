@@ -32,6 +32,13 @@ if [ -d /sys/class/mdev_bus ]; then
 fi
 # ---- vGPUs of mixed types and weights under each policy --------------------
 GPU=/sys/class/gvt_rs/gvtsim0
+# Its statistics (debugfs, root's).
+STATS=/sys/kernel/debug/gvt_rs/gvtsim0/stats
+
+# gpu_stat NAME: a figure of the GPU's statistics.
+gpu_stat() {
+	awk -v k="$1" '$1 == k { print $2 }' "$STATS"
+}
 TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
 # create TYPE N: creates vGPU number N of type TYPE and prints its UUID.
@@ -78,7 +85,7 @@ if [ -d "$GPU" ] && [ -x "$GUEST" ]; then
 			echo "-- tracepoints (events/gvt_rs), the first 8 of $(grep -c ' gvt_rs_' "$TRACE/trace") events in 50 ms:"
 			grep ' gvt_rs_' "$TRACE/trace" | head -8 | sed 's/^.*\(gvt_rs_[a-z_]*: \)/  \1/'
 		fi
-		fair="lambda $(cat $GPU/fairness_lambda_ppm) ppm (0 = fair), min-max $(cat $GPU/fairness_min_max_ppm) ppm (1000000 = fair), Jain $(cat $GPU/fairness_jain_ppm) ppm"
+		fair="lambda $(gpu_stat fairness_lambda_ppm) ppm (0 = fair), min-max $(gpu_stat fairness_min_max_ppm) ppm (1000000 = fair), Jain $(gpu_stat fairness_jain_ppm) ppm"
 		gvt-top -n 2 -d 1
 		wait
 		echo "-- guests' own view (rate = workloads/s, fps for frames):"

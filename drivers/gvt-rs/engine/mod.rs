@@ -181,8 +181,8 @@ pub struct Counters {
     /// GTT reloads of a running vGPU whose range a placement changed.
     pub reloads: AtomicU64,
     /// Time spent in [`Engine::pick`], ns: deciding, under both engine
-    /// locks, and a switch-in's GTT load, under the slot lock alone; the
-    /// provider's scheduling lock is held throughout.
+    /// locks, and a switch-in's GTT load, a slot per hold of the slot
+    /// lock; the provider's scheduling lock is held throughout.
     pub pick_ns: AtomicU64,
     /// The longest hold of the policy lock since the engine was made, ns.
     pub policy_lock_max_ns: AtomicU64,
@@ -275,6 +275,44 @@ impl<T: Timed + Unpin> Drop for Held<'_, T> {
         self.guard.holds().record(ns, switched_out);
         self.max.fetch_max(ns, Ordering::Relaxed);
     }
+}
+
+/// A GPU's statistics at one moment ([`Engine::snapshot`]).
+#[derive(Clone, Copy)]
+pub struct GpuSnapshot {
+    /// The scheduler's whole-GPU counters.
+    pub sched: GpuStats,
+    /// Fairness of the last window.
+    pub fairness: Fairness,
+    /// The running vGPU.
+    pub current: Option<VgpuId>,
+    /// The running vGPU if the scheduler asks for its vCPUs to be favoured
+    /// (GPU-centric coscheduling, `Scheduler::coschedule`).
+    pub coschedule: Option<VgpuId>,
+    /// Slots shared by more than one vGPU.
+    pub shared_slots: u32,
+    /// GTT entries the slot pool had copied.
+    pub gtt_entries_copied: u64,
+    /// [`Counters::pick_ns`].
+    pub pick_ns: u64,
+    /// [`Counters::queued`].
+    pub queued: u64,
+    /// [`Counters::dispatched`].
+    pub dispatched: u64,
+    /// [`Counters::completed`].
+    pub completed: u64,
+    /// [`Counters::switches`].
+    pub switch_events: u64,
+    /// [`Counters::relocations`].
+    pub relocations: u64,
+    /// [`Counters::reloads`].
+    pub reloads: u64,
+    /// [`Counters::policy_lock_max_ns`].
+    pub policy_lock_max_ns: u64,
+    /// [`Counters::slots_lock_max_ns`].
+    pub slots_lock_max_ns: u64,
+    /// [`Counters::replans`].
+    pub replans: u64,
 }
 
 /// What the [`Replanner`] and [`Engine::pick`] share.
@@ -999,25 +1037,32 @@ impl Engine {
         Ok(())
     }
 
-    /// Fairness of the last window.
-    pub fn fairness(&self) -> Fairness {
-        self.lock_policy().sched.fairness()
-    }
-
-    /// Whole-GPU counters of the scheduler.
-    pub fn gpu_stats(&self) -> GpuStats {
-        self.lock_policy().sched.gpu_stats()
-    }
-
-    /// The running vGPU.
-    pub fn current(&self) -> Option<VgpuId> {
-        self.lock_policy().sched.current()
-    }
-
-    /// The running vGPU if the scheduler asks for its vCPUs to be
-    /// favoured (GPU-centric coscheduling, `Scheduler::coschedule`).
-    pub fn coschedule(&self) -> Option<VgpuId> {
-        self.lock_policy().sched.coschedule()
+    /// The GPU's statistics at one moment (debugfs `stats`): read with
+    /// both locks held, so that the figures belong together; the event
+    /// counters, atomics, are read while the locks are held too.
+    pub fn snapshot(&self) -> GpuSnapshot {
+        let st = self.lock_policy();
+        let sl = self.lock_slots();
+        let c = &self.counters;
+        let read = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        GpuSnapshot {
+            sched: st.sched.gpu_stats(),
+            fairness: st.sched.fairness(),
+            current: st.sched.current(),
+            coschedule: st.sched.coschedule(),
+            shared_slots: sl.pool.shared_slots(),
+            gtt_entries_copied: sl.pool.totals().entries(),
+            pick_ns: read(&c.pick_ns),
+            queued: read(&c.queued),
+            dispatched: read(&c.dispatched),
+            completed: read(&c.completed),
+            switch_events: read(&c.switches),
+            relocations: read(&c.relocations),
+            reloads: read(&c.reloads),
+            policy_lock_max_ns: read(&c.policy_lock_max_ns),
+            slots_lock_max_ns: read(&c.slots_lock_max_ns),
+            replans: read(&c.replans),
+        }
     }
 
     /// Scheduler statistics of `id`.

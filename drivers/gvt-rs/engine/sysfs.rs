@@ -4,9 +4,12 @@
 //!
 //! * per GPU, the device `/sys/class/gvt_rs/<gpu>/` (a device of the class
 //!   `gvt_rs` under the GPU's own device): policy, scheduler tunables, slot
-//!   allocator and its tunables, fairness figures and event counters;
-//! * per vGPU, `<mdev device>/gvt_rs/`: weight, PCI-E bandwidth and
-//!   statistics.
+//!   allocator and its tunables, and the GPU's fixed properties (its
+//!   statistics, fairness figures and event counters are debugging figures
+//!   in debugfs, [`debugfs`], not ABI);
+//! * per vGPU, `<mdev device>/gvt_rs/`: weight, PCI-E bandwidth and the
+//!   tenant's accounting (GPU time, occupancy, shares, latencies, graphics
+//!   memory), which billing and placement tools read.
 //!
 //! Documented in `Documentation/ABI/testing/sysfs-class-gvt_rs` and
 //! `sysfs-bus-mdev-devices-gvt_rs`. Each kind of directory is one table, a
@@ -21,8 +24,9 @@
 //! are checked where the values live, in the core.
 //!
 //! Who may read what: the figures that move with what tenants do, per vGPU
-//! and GPU-wide (with two tenants, a GPU's count minus one's own is the
-//! other's), are root's only ([`TENANT`], mode 0400); what the
+//! (and GPU-wide in debugfs, which is root's: with two tenants, a GPU's
+//! count minus one's own is the other's), are root's only ([`TENANT`], mode
+//! 0400); what the
 //! administrator set and what a vGPU's creation fixed is everyone's. See
 //! "Who can read what" in `Documentation/gvt-rs/admin-guide.rst`.
 
@@ -43,7 +47,6 @@ use crate::gvt_core::{
     },
     Error as CoreError, //
 };
-use core::sync::atomic::Ordering;
 #[cfg(CONFIG_GVT_RS_I915)]
 use kernel::sysfs::kobject::{
     Attribute,
@@ -136,31 +139,10 @@ impl SlotTunable {
     }
 }
 
-/// A read-only figure of a GPU.
+/// A read-only property of a GPU, fixed when it was set up or by what the
+/// administrator created. Its statistics are in debugfs ([`debugfs`]).
 #[derive(Clone, Copy)]
 pub enum GpuStat {
-    /// VMCG's fairness lambda, ppm.
-    LambdaPpm,
-    /// Min/max share ratio, ppm.
-    MinMaxPpm,
-    /// Jain's fairness index, ppm.
-    JainPpm,
-    /// Active vGPUs in the fairness window.
-    Active,
-    /// Scheduling decisions.
-    Picks,
-    /// Time spent deciding, with the GPU's scheduling locks held, ns.
-    PickNs,
-    /// Switches to another vGPU.
-    Switches,
-    /// GPU time the policy left idle while work waited, ns.
-    WithheldNs,
-    /// GPU time left idle while work waited past a decision's deadline, ns.
-    OverdueNs,
-    /// `vmcg` credit rounds.
-    Rounds,
-    /// Workloads on the engines.
-    Inflight,
     /// Engines of the GPU.
     Engines,
     /// vGPUs of the GPU.
@@ -169,39 +151,6 @@ pub enum GpuStat {
     MaxVgpus,
     /// Graphics memory slots.
     Slots,
-    /// Slots shared by more than one vGPU.
-    SharedSlots,
-    /// GTT entries copied.
-    GttEntriesCopied,
-    /// Event counters.
-    Event(Event),
-    /// The running vGPU, or `idle`.
-    CurrentVgpu,
-    /// The vGPU co-scheduled with it, or `none`.
-    CoscheduleVgpu,
-}
-
-/// An event counter of a GPU.
-#[derive(Clone, Copy)]
-pub enum Event {
-    /// Workloads queued.
-    Queued,
-    /// Workloads dispatched.
-    Dispatched,
-    /// Workloads completed.
-    Completed,
-    /// Switches.
-    Switches,
-    /// Relocations.
-    Relocations,
-    /// GTT reloads.
-    GttReloads,
-    /// Longest policy lock hold, ns.
-    PolicyLockMaxNs,
-    /// Longest slot lock hold, ns.
-    SlotsLockMaxNs,
-    /// Re-placements planned outside the locks and applied.
-    Replans,
 }
 
 /// The files of a GPU's device, one line each: name, knob, mode ([`RO`],
@@ -256,35 +205,12 @@ gpu_files!([
     gm_replace_period_ms: GpuKnob::Slots(SlotTunable::ReplacePeriodMs) => RW,
     gm_move_penalty_pct: GpuKnob::Slots(SlotTunable::MovePenaltyPct) => RW,
     gm_relocation: GpuKnob::Relocation => RW,
-    fairness_lambda_ppm: GpuKnob::Stat(GpuStat::LambdaPpm) => TENANT,
-    fairness_min_max_ppm: GpuKnob::Stat(GpuStat::MinMaxPpm) => TENANT,
-    fairness_jain_ppm: GpuKnob::Stat(GpuStat::JainPpm) => TENANT,
-    fairness_active: GpuKnob::Stat(GpuStat::Active) => TENANT,
-    picks: GpuKnob::Stat(GpuStat::Picks) => TENANT,
-    pick_ns: GpuKnob::Stat(GpuStat::PickNs) => TENANT,
-    switches: GpuKnob::Stat(GpuStat::Switches) => TENANT,
-    withheld_ns: GpuKnob::Stat(GpuStat::WithheldNs) => TENANT,
-    overdue_ns: GpuKnob::Stat(GpuStat::OverdueNs) => TENANT,
-    vmcg_rounds: GpuKnob::Stat(GpuStat::Rounds) => TENANT,
-    inflight: GpuKnob::Stat(GpuStat::Inflight) => TENANT,
-    // Fixed when the GPU was set up: everyone's.
+    // Fixed when the GPU was set up, or what the administrator created:
+    // everyone's.
     engines: GpuKnob::Stat(GpuStat::Engines) => RO,
     vgpus: GpuKnob::Stat(GpuStat::Vgpus) => RO,
     max_vgpus: GpuKnob::Stat(GpuStat::MaxVgpus) => RO,
     gm_slots: GpuKnob::Stat(GpuStat::Slots) => RO,
-    gm_shared_slots: GpuKnob::Stat(GpuStat::SharedSlots) => TENANT,
-    gtt_entries_copied: GpuKnob::Stat(GpuStat::GttEntriesCopied) => TENANT,
-    events_queued: GpuKnob::Stat(GpuStat::Event(Event::Queued)) => TENANT,
-    events_dispatched: GpuKnob::Stat(GpuStat::Event(Event::Dispatched)) => TENANT,
-    events_completed: GpuKnob::Stat(GpuStat::Event(Event::Completed)) => TENANT,
-    events_switches: GpuKnob::Stat(GpuStat::Event(Event::Switches)) => TENANT,
-    events_relocations: GpuKnob::Stat(GpuStat::Event(Event::Relocations)) => TENANT,
-    events_gtt_reloads: GpuKnob::Stat(GpuStat::Event(Event::GttReloads)) => TENANT,
-    policy_lock_max_ns: GpuKnob::Stat(GpuStat::Event(Event::PolicyLockMaxNs)) => TENANT,
-    slots_lock_max_ns: GpuKnob::Stat(GpuStat::Event(Event::SlotsLockMaxNs)) => TENANT,
-    gm_replans: GpuKnob::Stat(GpuStat::Event(Event::Replans)) => TENANT,
-    current_vgpu: GpuKnob::Stat(GpuStat::CurrentVgpu) => TENANT,
-    coschedule_vgpu: GpuKnob::Stat(GpuStat::CoscheduleVgpu) => TENANT,
 ]);
 
 /// Whether two strings are equal, at compile time.
@@ -336,51 +262,13 @@ fn line(w: &mut impl fmt::Write, v: impl Display) -> Result {
     w.write_fmt(fmt!("{v}\n")).map_err(|_| EFBIG)
 }
 
-/// A vGPU id, or the word for none.
-fn vgpu_or(buf: &mut impl fmt::Write, id: Option<VgpuId>, none: &str) -> Result {
-    match id {
-        Some(id) => line(buf, id),
-        None => line(buf, none),
-    }
-}
-
 impl GpuStat {
     fn show(self, e: &Engine, buf: &mut impl fmt::Write) -> Result {
         match self {
-            Self::LambdaPpm => line(buf, e.fairness().lambda_ppm),
-            Self::MinMaxPpm => line(buf, e.fairness().min_max_ppm),
-            Self::JainPpm => line(buf, e.fairness().jain_ppm),
-            Self::Active => line(buf, e.fairness().active),
-            Self::Picks => line(buf, e.gpu_stats().picks),
-            Self::PickNs => line(buf, e.counters.pick_ns.load(Ordering::Relaxed)),
-            Self::Switches => line(buf, e.gpu_stats().switches),
-            Self::WithheldNs => line(buf, e.gpu_stats().withheld_ns),
-            Self::OverdueNs => line(buf, e.gpu_stats().overdue_ns),
-            Self::Rounds => line(buf, e.gpu_stats().rounds),
-            Self::Inflight => line(buf, e.gpu_stats().inflight),
             Self::Engines => line(buf, e.config().engines),
             Self::Vgpus => line(buf, e.vgpus()),
             Self::MaxVgpus => line(buf, e.max_vgpus()),
             Self::Slots => line(buf, e.with_pool(|p| p.slots())),
-            Self::SharedSlots => line(buf, e.with_pool(|p| p.shared_slots())),
-            Self::GttEntriesCopied => line(buf, e.with_pool(|p| p.totals().entries())),
-            Self::Event(ev) => {
-                let c = &e.counters;
-                let counter = match ev {
-                    Event::Queued => &c.queued,
-                    Event::Dispatched => &c.dispatched,
-                    Event::Completed => &c.completed,
-                    Event::Switches => &c.switches,
-                    Event::Relocations => &c.relocations,
-                    Event::GttReloads => &c.reloads,
-                    Event::PolicyLockMaxNs => &c.policy_lock_max_ns,
-                    Event::SlotsLockMaxNs => &c.slots_lock_max_ns,
-                    Event::Replans => &c.replans,
-                };
-                line(buf, counter.load(Ordering::Relaxed))
-            }
-            Self::CurrentVgpu => vgpu_or(buf, e.current(), "idle"),
-            Self::CoscheduleVgpu => vgpu_or(buf, e.coschedule(), "none"),
         }
     }
 }

@@ -70,9 +70,7 @@ outliers() {
 		sed 's/^/#   guest: /' "/tmp/dens_$k.out" | tail -5
 	done
 	echo "# GPU:"
-	for f in current_vgpu inflight picks switches withheld_ns fairness_min_max_ppm; do
-		echo "#   $f $(cat "$GVT_GPU/$f" 2>&1)"
-	done
+	sed 's/^/#   /' "$(gpu_stats_file)"
 	k=0 tags=""
 	for u in $4; do
 		tags="$tags $k:$(vgpu_stat "$u" sfq_tag_ns)/$(vgpu_stat "$u" queue_depth)"
@@ -103,7 +101,7 @@ while [ $i -lt $N ]; do
 done
 a1=$(cat "$(type_dir $T)/available_instances")
 echo "# figure: gscale: available_instances $a0 before, $a1 after $i vGPUs;" \
-	"shared slots $(cat "$GVT_GPU/gm_shared_slots") of $(cat "$GVT_GPU/gm_slots")"
+	"shared slots $(gpu_stat gm_shared_slots) of $(cat "$GVT_GPU/gm_slots")"
 check "gscale places $N one-slot vGPUs, available_instances counting down" \
 	eval "$ok && test $i = $N -a $a1 = 0 -a \$(cat $GVT_GPU/vgpus) = $N"
 check "a vGPU past max_vgpus is refused (ENOSPC)" \
@@ -146,12 +144,12 @@ guests_go /tmp/dens.go
 sleep 5
 # shellcheck disable=SC2086 # the UUIDs, one a word
 b=$(vgpus_stat contended_ns $VGPUS) bo=$(vgpus_stat occupied_ns $VGPUS)
-p0=$(cat "$GVT_GPU/picks") pn0=$(cat "$GVT_GPU/pick_ns") o0=$(cat "$GVT_GPU/overdue_ns")
+p0=$(gpu_stat picks) pn0=$(gpu_stat pick_ns) o0=$(gpu_stat overdue_ns)
 sleep 60
 # shellcheck disable=SC2086
 a=$(vgpus_stat contended_ns $VGPUS) ao=$(vgpus_stat occupied_ns $VGPUS)
-p1=$(cat "$GVT_GPU/picks") pn1=$(cat "$GVT_GPU/pick_ns") o1=$(cat "$GVT_GPU/overdue_ns")
-pmax=$(cat "$GVT_GPU/policy_lock_max_ns") smax=$(cat "$GVT_GPU/slots_lock_max_ns")
+p1=$(gpu_stat picks) pn1=$(gpu_stat pick_ns) o1=$(gpu_stat overdue_ns)
+pmax=$(gpu_stat policy_lock_max_ns) smax=$(gpu_stat slots_lock_max_ns)
 res=$(weighted_shares "$WEIGHTS" "$b" "$a")
 # shellcheck disable=SC2086 # the figures, one a word
 set -- $res
@@ -165,8 +163,8 @@ echo "# figure: sfq 64 vGPUs weights 1-4: occupied share/ideal min_max=${1:-?}" 
 	"(min ${2:-?} max ${3:-?}) by weight ${5:-?} occupied_ms=${4:-?}"
 echo "# figure: contended $(spread "$WEIGHTS" "$b" "$a")"
 echo "# figure: scheduler's last window:" \
-	"min_max_ppm=$(cat "$GVT_GPU/fairness_min_max_ppm")" \
-	"lambda_ppm=$(cat "$GVT_GPU/fairness_lambda_ppm")"
+	"min_max_ppm=$(gpu_stat fairness_min_max_ppm)" \
+	"lambda_ppm=$(gpu_stat fairness_lambda_ppm)"
 np=$(((p1 - p0) > 0 ? (p1 - p0) : 1))
 echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns," \
 	"overdue per pick $(((o1 - o0) / np)) ns (TCG)," \
@@ -180,8 +178,8 @@ holds_ok() {
 	f=/tmp/dens_holds
 	cat "/sys/kernel/debug/gvt_rs/$(basename "$GVT_GPU")/lock_holds" >"$f" || return 1
 	sed 's/^/# lock_holds: /' "$f"
-	awk -v pmax="$(cat "$GVT_GPU/policy_lock_max_ns")" \
-		-v smax="$(cat "$GVT_GPU/slots_lock_max_ns")" '
+	awk -v pmax="$(gpu_stat policy_lock_max_ns)" \
+		-v smax="$(gpu_stat slots_lock_max_ns)" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		{
 			h = $col["holds"]; sw = $col["switched_out"]; p50 = $col["p50_ns"]
@@ -257,7 +255,7 @@ for u in $VGPUS; do
 	[ $i -lt 4 ] && guest "$u" "/tmp/dens3_$i.out" -p compute -q 4 -d 500 -t 900
 	i=$((i + 1))
 done
-r0=$(cat "$GVT_GPU/events_relocations")
+r0=$(gpu_stat events_relocations)
 ok=true
 rounds=0 made=0 gone=0
 while [ $rounds -lt 12 ]; do
@@ -293,7 +291,7 @@ while [ $rounds -lt 12 ]; do
 	[ "$(cat "$GVT_GPU/vgpus")" = $N ] || ok=false
 	rounds=$((rounds + 1))
 done
-r1=$(cat "$GVT_GPU/events_relocations")
+r1=$(gpu_stat events_relocations)
 echo "# figure: churn at $N: $rounds rounds, $gone removed, $made created, $((r1 - r0)) relocations"
 check "churn at $N: $gone removed, $made created, available_instances exact" $ok
 check "no vGPU past max_vgpus after the churn" \

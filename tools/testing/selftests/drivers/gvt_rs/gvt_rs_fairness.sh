@@ -84,7 +84,7 @@ res=$(awk -v d1=$((b1 - a1)) -v d2=$((b2 - a2)) -v d3=$((b3 - a3)) 'BEGIN {
 # shellcheck disable=SC2086 # the five figures, one a word
 set -- $res
 echo "# figure: policy=sfq weights=1:2:3 shares=$1:$2:$3 (ideal 0.1667:0.3333:0.5000) max_error=$4 gpu_ms=$5"
-echo "# figure: lambda_ppm=$(cat "$GVT_GPU/fairness_lambda_ppm") min_max_ppm=$(cat "$GVT_GPU/fairness_min_max_ppm") jain_ppm=$(cat "$GVT_GPU/fairness_jain_ppm")"
+echo "# figure: lambda_ppm=$(gpu_stat fairness_lambda_ppm) min_max_ppm=$(gpu_stat fairness_min_max_ppm) jain_ppm=$(gpu_stat fairness_jain_ppm)"
 check "sfq: weights 1:2:3 get shares within 2% (max error $4)" awk -v m="$4" 'BEGIN { exit !(m < 0.02) }'
 # Removal ends each guest's run (the device request).
 for u in $u1 $u2 $u3; do vgpu_remove "$u"; done
@@ -113,11 +113,11 @@ for p in sfq vmcg tbs; do
 	# has completed work, however long the guests took to get there.
 	ready=true
 	wait_until 60 ready_beside_idle "$a" "$b" || ready=false
-	nb0=$(cat "$(vgpu_attr "$b" withheld_ns)") w0=$(cat "$GVT_GPU/withheld_ns")
-	o0=$(cat "$GVT_GPU/overdue_ns") x0=$(busy "$a") t0=$(uptime_ms)
+	nb0=$(cat "$(vgpu_attr "$b" withheld_ns)") w0=$(gpu_stat withheld_ns)
+	o0=$(gpu_stat overdue_ns) x0=$(busy "$a") t0=$(uptime_ms)
 	sleep 4
-	nb1=$(cat "$(vgpu_attr "$b" withheld_ns)") w1=$(cat "$GVT_GPU/withheld_ns")
-	o1=$(cat "$GVT_GPU/overdue_ns") x1=$(busy "$a") t1=$(uptime_ms)
+	nb1=$(cat "$(vgpu_attr "$b" withheld_ns)") w1=$(gpu_stat withheld_ns)
+	o1=$(gpu_stat overdue_ns) x1=$(busy "$a") t1=$(uptime_ms)
 	na=$(cat "$(vgpu_attr "$a" withheld_ns)")
 	vgpu_remove "$a"
 	vgpu_remove "$b"

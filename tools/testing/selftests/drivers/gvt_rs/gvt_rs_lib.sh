@@ -305,9 +305,22 @@ guests_go() {
 	: >"$1"
 }
 
+# gpu_stats_file [GPU_DIR]: the GPU's statistics in debugfs (default
+# gvtsim0): a "name value" line per figure, read at one moment.
+gpu_stats_file() {
+	echo "/sys/kernel/debug/gvt_rs/$(basename "${1:-$GVT_GPU}")/stats"
+}
+
+# gpu_stat NAME [GPU_DIR]: a statistic of the GPU (default gvtsim0); fails
+# if the GPU has no such figure.
+gpu_stat() {
+	awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' \
+		"$(gpu_stats_file "$2")"
+}
+
 # gpu_drained [GPU_DIR]: nothing in flight on the GPU (default gvtsim0).
 gpu_drained() {
-	[ "$(cat "${1:-$GVT_GPU}/inflight")" = 0 ]
+	[ "$(gpu_stat inflight "$1")" = 0 ]
 }
 
 # report_field OUTFILE KEY: a key=value field of a guest report.

@@ -50,7 +50,7 @@ for _ in 1 2 3 4; do
 	list="$list $x"
 done
 check "gscale: four V5_1 vGPUs share the slots" $ok
-check "shared slots are reported" sh -c "[ \$(cat $GVT_GPU/gm_shared_slots) -gt 0 ]"
+check "shared slots are reported" eval "[ \$(gpu_stat gm_shared_slots) -gt 0 ]"
 for x in $list; do vgpu_remove "$x"; done
 set_attr "$GVT_GPU/gm_allocator" static
 # Unload with vGPUs: the parent removes them.

@@ -45,16 +45,16 @@ check "create a vGPU on the PCI GPU" test -d "$GVT_PCI_DEV/$u"
 check "only the PCI GPU's available_instances dropped" sh -c \
 	"[ \$(cat $PCI_TYPES/gvtsim-GVTg_V5_4/available_instances) = $((a_pci - 1)) ] && [ \$(cat $(type_dir GVTg_V5_4)/available_instances) = $a_cls ]"
 set_attr "$PCI_GPU/policy" sfq
-picks_cls=$(cat "$GVT_GPU/picks")
+picks_cls=$(gpu_stat picks)
 check "policies are per GPU" sh -c "grep -q '\[sfq\]' $PCI_GPU/policy && grep -q '\[tbs\]' $GVT_GPU/policy"
 "$GVT_GUEST" -p compute -t 2 "$u" >/tmp/pci_guest.out 2>&1
 rc=$?
 sed 's/^/# /' /tmp/pci_guest.out
 c=$(report_field /tmp/pci_guest.out completed)
 check "a guest runs work on the PCI GPU's vGPU" test $rc = 0 -a "${c:-0}" -gt 0
-echo "# PCI GPU: vgpus=$(cat "$PCI_GPU/vgpus") picks=$(cat "$PCI_GPU/picks"); gvtsim0: vgpus=$(cat "$GVT_GPU/vgpus") picks $picks_cls -> $(cat "$GVT_GPU/picks")"
-check "the PCI GPU scheduled it; gvtsim0 has no vGPU" sh -c \
-	"[ \$(cat $(vgpu_attr "$u" completed)) = $c ] && [ \$(cat $PCI_GPU/picks) -gt 0 ] && [ \$(cat $GVT_GPU/vgpus) = 0 ]"
+echo "# PCI GPU: vgpus=$(cat "$PCI_GPU/vgpus") picks=$(gpu_stat picks "$PCI_GPU"); gvtsim0: vgpus=$(cat "$GVT_GPU/vgpus") picks $picks_cls -> $(gpu_stat picks)"
+check "the PCI GPU scheduled it; gvtsim0 has no vGPU" eval \
+	"[ \$(cat $(vgpu_attr "$u" completed)) = $c ] && [ \$(gpu_stat picks $PCI_GPU) -gt 0 ] && [ \$(cat $GVT_GPU/vgpus) = 0 ]"
 
 check "unbind removes its vGPUs, types and GPU directory" sh -c \
 	"echo $GVT_PCI_ADDR >$GVT_PCI_DEV/driver/unbind &&
@@ -90,7 +90,7 @@ expect=''
 for t in "$PCI_TYPES"/*; do
 	[ -d "$t" ] && expect="$expect$left "
 done
-echo "# available_instances ($(cd "$PCI_TYPES" && echo *)) seen while 2 guests ran: $samples; relocations: $(cat "$PCI_GPU/events_relocations")"
+echo "# available_instances ($(cd "$PCI_TYPES" && echo *)) seen while 2 guests ran: $samples; relocations: $(gpu_stat events_relocations "$PCI_GPU")"
 check "available_instances steady while 2 guests run under dymgpu-util ($left of each type)" \
 	test "$samples" = "$expect"
 echo 1 >"/sys/bus/mdev/devices/$ua/remove"

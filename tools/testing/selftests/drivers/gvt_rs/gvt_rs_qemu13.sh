@@ -122,7 +122,7 @@ echo "# vGPU A $ua (device file /dev/vfio/devices/$cdev), vGPU B $ub (group $gro
 cb0=$(cat "$(vgpu_attr "$ub" completed)")
 # The GPU's count: A's share of it after A's vGPU is gone (only A and B
 # are on this GPU).
-ev0=$(cat "$GVT_GPU/events_completed")
+ev0=$(gpu_stat events_completed)
 policy0=$(cat "$GVT_GPU/policy")
 
 debian_guest q13a "gvt_l2.go=1 gvt_l2.run=$RUN_A gvt_l2.hold=300" \
@@ -227,7 +227,7 @@ check "guest A (iommufd): every workload completes with its fence" \
 	work_ok "$D/tmp/q13a.console"
 # A copy the engine completed as its vGPU went may reach the guest failed:
 # gvt-rs counts at least what A saw complete and at most what it submitted.
-a_count=$(($(cat "$GVT_GPU/events_completed") - ev0 - (cb1 - cb0)))
+a_count=$(($(gpu_stat events_completed) - ev0 - (cb1 - cb0)))
 a_seen=$(($(count "$D/tmp/q13a.console" compute completed) +
 	$(count "$D/tmp/q13a.console" copy completed)))
 a_failed=$(count "$D/tmp/q13a.console" copy failed)

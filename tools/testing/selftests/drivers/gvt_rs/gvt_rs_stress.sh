@@ -19,7 +19,7 @@ check "gvt_rs ready" sim_ready
 
 # ---- GTT slots: static vs gscale -------------------------------------------
 copies() {
-	cat "$GVT_GPU/gtt_entries_copied"
+	gpu_stat gtt_entries_copied
 }
 
 # The guests run together, however long each took to open its vGPU, and
@@ -44,7 +44,7 @@ gtt_run() {
 	done
 	copies_ok /tmp/gtt_copy.out || { ok=false; sed 's/^/# /' /tmp/gtt_copy.out; }
 	vgpu_remove "$cu"
-	echo "# $2: $(($(copies) - c0)) GTT entries copied, shared slots $(cat "$GVT_GPU/gm_shared_slots"), switches $(cat "$GVT_GPU/events_switches")"
+	echo "# $2: $(($(copies) - c0)) GTT entries copied, shared slots $(gpu_stat gm_shared_slots), switches $(gpu_stat events_switches)"
 	for u in $list; do
 		echo "#   vGPU $(cat "$(vgpu_attr "$u" vgpu_id)"): slots $(cat "$(vgpu_attr "$u" slot_start)")+$(cat "$(vgpu_attr "$u" slot_count)") switch_ins $(cat "$(vgpu_attr "$u" switch_ins)") slots_copied $(cat "$(vgpu_attr "$u" slots_copied)")"
 		vgpu_remove "$u"
@@ -68,12 +68,12 @@ set_attr "$GVT_GPU/gm_util_window_ms" 200
 set_attr "$GVT_GPU/gm_sample_period_ms" 10
 set_attr "$GVT_GPU/gm_replace_period_ms" 1000
 set_attr "$GVT_GPU/gm_relocation" 1
-reloc0=$(cat "$GVT_GPU/events_relocations")
+reloc0=$(gpu_stat events_relocations)
 set_attr "$GVT_GPU/gm_allocator" dymgpu-util
 check "dymgpu-util: four vGPUs see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" dymgpu-util
 set_attr "$GVT_GPU/gm_allocator" cost
 check "cost: four vGPUs see only their own GTT entries, copies beside them right" gtt_run "GVTg_V5_1 GVTg_V5_2 GVTg_V5_2 GVTg_V5_4" cost
-echo "# relocations during the two runs: $(($(cat "$GVT_GPU/events_relocations") - reloc0))"
+echo "# relocations during the two runs: $(($(gpu_stat events_relocations) - reloc0))"
 set_attr "$GVT_GPU/gm_sample_period_ms" 100
 set_attr "$GVT_GPU/gm_util_window_ms" 5000
 set_attr "$GVT_GPU/gm_sample_period_ms" 1000
@@ -186,7 +186,7 @@ check "copies through $n switches, resets, faults and the removal: none wrong, n
 	copies_ok /tmp/sw4.out 1
 
 vgpu_remove "$bg"
-check "everything removed" sh -c "[ \$(cat $GVT_GPU/vgpus) = 0 ] && [ \$(cat $GVT_GPU/inflight) = 0 ]"
+check "everything removed" eval "[ \$(cat $GVT_GPU/vgpus) = 0 ] && gpu_drained"
 set_attr "$GVT_GPU/policy" tbs
 set_attr "$GVT_GPU/throttle" 0
 ktap_finished

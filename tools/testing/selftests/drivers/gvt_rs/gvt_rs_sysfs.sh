@@ -32,8 +32,8 @@ for path in "$GVT_GPU"/*; do
 	driver_core "$path" || ngpu=$((ngpu + 1))
 done
 nvgpu=$(count_paths "$V"/*)
-ktap_set_plan $((ngpu + nvgpu + 6))
-check "per-GPU ($ngpu) and per-vGPU ($nvgpu) files exist" test "$ngpu" -ge 40 -a "$nvgpu" -ge 25
+ktap_set_plan $((ngpu + nvgpu + 7))
+check "per-GPU ($ngpu) and per-vGPU ($nvgpu) files exist" test "$ngpu" -ge 30 -a "$nvgpu" -ge 25
 
 # good FILE VALUE: the write succeeds and reads back.
 good() {
@@ -113,6 +113,33 @@ group_grant() {
 		chmod 0400 "$1" && chgrp 0 "$1" && nobody_denied "$1"
 }
 
+# stat_names: the figures of a GPU's debugfs stats file (debugfs-gvt_rs).
+stat_names() {
+	echo fairness_lambda_ppm fairness_min_max_ppm fairness_jain_ppm \
+		fairness_active picks pick_ns switches withheld_ns overdue_ns \
+		vmcg_rounds inflight gm_shared_slots gtt_entries_copied \
+		events_queued events_dispatched events_completed events_switches \
+		events_relocations events_gtt_reloads policy_lock_max_ns \
+		slots_lock_max_ns gm_replans current_vgpu coschedule_vgpu
+}
+
+# stats_ok: the stats file has every figure once and nothing else, each a
+# number (current_vgpu: a vGPU or idle; coschedule_vgpu: one or none).
+stats_ok() {
+	f=/tmp/sysfs_stats
+	cat "$(gpu_stats_file)" >"$f" || return 1
+	sed 's/^/# stats: /' "$f"
+	[ "$(wc -l <"$f")" = "$(stat_names | wc -w)" ] || return 1
+	for n in $(stat_names); do
+		[ "$(grep -c "^$n " "$f")" = 1 ] || { echo "# $n: not once"; return 1; }
+		v=$(gpu_stat "$n")
+		case "$n:$v" in
+		current_vgpu:idle | coschedule_vgpu:none) ;;
+		*:*[!0-9]* | *:) echo "# $n: $v"; return 1 ;;
+		esac
+	done
+}
+
 gpu_rw() {
 	case "$1" in
 	policy)
@@ -187,12 +214,10 @@ for path in "$GVT_GPU"/*; do
 		[ $rc = 2 ] && echo "# $name: writable but not covered by this test"
 		check "gpu/$name (mode 644)" eval "test $rc = 0 && has_mode $GVT_GPU/$name 644"
 	else
-		case "$f" in
-		engines | vgpus | max_vgpus | gm_slots) m=444 ;;
-		*) m=400 ;;
-		esac
-		check "gpu/$f (read-only, mode $m)" \
-			eval "ro_file $GVT_GPU/$f && has_mode $GVT_GPU/$f $m"
+		# The GPU's statistics are in debugfs: what is left is fixed
+		# or the administrator's, everyone's.
+		check "gpu/$f (read-only, mode 444)" \
+			eval "ro_file $GVT_GPU/$f && has_mode $GVT_GPU/$f 444"
 	fi
 done
 
@@ -223,9 +248,11 @@ for path in "$V"/*; do
 done
 check "vgpu/weight and pcie_bw_mbps: mode 644" \
 	eval "has_mode $V/weight 644 && has_mode $V/pcie_bw_mbps 644"
-check "another user cannot read what tenants do (busy_ns, cpu_ns, current_vgpu, events_completed)" \
+check "another user cannot read what tenants do (busy_ns, cpu_ns, the GPU's debugfs stats)" \
 	eval "nobody_denied $V/busy_ns && nobody_denied $V/cpu_ns &&
-		nobody_denied $GVT_GPU/current_vgpu && nobody_denied $GVT_GPU/events_completed"
+		nobody_denied $(gpu_stats_file)"
+check "the GPU's statistics: each of its $(stat_names | wc -w) figures once, a number or a vGPU" \
+	stats_ok
 check "another user reads the configuration (weight, type_weight, policy, engines)" \
 	nobody_reads "$V/weight" "$V/type_weight" "$GVT_GPU/policy" "$GVT_GPU/engines"
 check "root can give a group read access to a tenant's figure" group_grant "$V/busy_ns"

@@ -25,7 +25,7 @@ check "gvt_rs ready" sim_ready
 set_attr "$GVT_GPU/policy" vmcg
 
 gpu() {
-	cat "$GVT_GPU/$1"
+	gpu_stat "$1"
 }
 
 completing() {
