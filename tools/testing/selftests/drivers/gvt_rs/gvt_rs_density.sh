@@ -169,12 +169,14 @@ np=$(((p1 - p0) > 0 ? (p1 - p0) : 1))
 echo "# figure: picks $((p1 - p0)), mean pick $(((pn1 - pn0) / np)) ns," \
 	"overdue per pick $(((o1 - o0) / np)) ns (TCG)," \
 	"policy_lock_max_ns=$pmax slots_lock_max_ns=$smax"
+# The GPU's statistics after the run, all of one moment.
+sed 's/^/# stats: /' "$(gpu_stats_file)"
 # The holds of the engine's locks so far (debugfs, not ABI; read by its
 # header): figures, and a record that adds up, whose longest hold is the
-# one sysfs shows. The bound of 100 us is make bench's figure (GVT_RS_BENCH=
+# one stats shows. The bound of 100 us is make bench's figure (GVT_RS_BENCH=
 # locks): in the TCG VM a hold's time is the emulated CPU's.
 holds_ok() {
-	# The file first: the sysfs maxima, read after, cannot be below it.
+	# The file first: the stats maxima, read after, cannot be below it.
 	f=/tmp/dens_holds
 	cat "/sys/kernel/debug/gvt_rs/$(basename "$GVT_GPU")/lock_holds" >"$f" || return 1
 	sed 's/^/# lock_holds: /' "$f"
@@ -192,7 +194,7 @@ holds_ok() {
 		}
 		END { if (n != 2 || bad != "") { print "# lock_holds: off:" bad; exit 1 } }' "$f"
 }
-check "the engine's locks' holds in debugfs add up (counts, percentiles, sysfs's longest)" holds_ok
+check "the engine's locks' holds in debugfs add up (counts, percentiles, the longest in stats)" holds_ok
 # The slot lock's holds by the decisions (pick_holds): decide, and each
 # step of a switch-in's GTT load, each a hold of its own, so together no
 # more than the slot lock's holds, and none longer than its longest.

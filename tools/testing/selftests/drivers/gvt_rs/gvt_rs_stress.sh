@@ -44,7 +44,8 @@ gtt_run() {
 	done
 	copies_ok /tmp/gtt_copy.out || { ok=false; sed 's/^/# /' /tmp/gtt_copy.out; }
 	vgpu_remove "$cu"
-	echo "# $2: $(($(copies) - c0)) GTT entries copied, shared slots $(gpu_stat gm_shared_slots), switches $(gpu_stat events_switches)"
+	echo "# $2: $(($(copies) - c0)) GTT entries copied," \
+		"shared slots $(gpu_stat gm_shared_slots), switches $(gpu_stat events_switches)"
 	for u in $list; do
 		echo "#   vGPU $(cat "$(vgpu_attr "$u" vgpu_id)"): slots $(cat "$(vgpu_attr "$u" slot_start)")+$(cat "$(vgpu_attr "$u" slot_count)") switch_ins $(cat "$(vgpu_attr "$u" switch_ins)") slots_copied $(cat "$(vgpu_attr "$u" slots_copied)")"
 		vgpu_remove "$u"
