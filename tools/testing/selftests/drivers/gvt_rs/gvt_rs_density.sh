@@ -194,7 +194,7 @@ holds_ok() {
 		}
 		END { if (n != 2 || bad != "") { print "# lock_holds: off:" bad; exit 1 } }' "$f"
 }
-check "the engine's locks' holds in debugfs add up (counts, percentiles, the longest in stats)" holds_ok
+check "the engine's locks' holds in debugfs add up (counts, percentiles, stats' longest)" holds_ok
 # The slot lock's holds by the decisions (pick_holds): decide, and each
 # step of a switch-in's GTT load, each a hold of its own, so together no
 # more than the slot lock's holds, and none longer than its longest.
