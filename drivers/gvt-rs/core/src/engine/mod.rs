@@ -352,12 +352,12 @@ impl<const V: usize> VgpuTable<V> {
     /// `switched` + `switch_in`), and on a switch takes the new vGPU's
     /// slots in the pool ([`SlotPool::switch_in`]), so that the pool
     /// already names it their owner. The returned [`Decision`] carries the
-    /// GTT load of its non-resident slots, which must be performed
-    /// ([`Decision::load`]) before it runs and needs only the pool's slots
-    /// to stay as they are: the kernel engine performs it with the slot
-    /// lock alone, after it released the policy lock. A decision of the
-    /// idle vGPU (`None`) loads nothing. [`Error::Busy`] if work is in
-    /// flight.
+    /// GTT load of its non-resident slots ([`Load`]; they are pending in
+    /// the pool until loaded), which must be performed before it runs: the
+    /// kernel engine performs it a step at a time, each under the slot lock
+    /// alone, after it released both locks ([`Decision::into_load`]); the
+    /// host model all at once ([`Decision::load`]). A decision of the idle
+    /// vGPU (`None`) loads nothing. [`Error::Busy`] if work is in flight.
     pub fn decide<P, O, const S: usize>(
         &mut self,
         sched: &mut Scheduler<V>,
