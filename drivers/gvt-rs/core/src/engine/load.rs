@@ -33,10 +33,7 @@ use super::{
 #[derive(Clone, Copy, Debug)]
 pub struct Load<const V: usize, const S: usize> {
     plan: SwitchPlan<V, S>,
-    /// The next high-GM slot to look at.
-    next: u16,
     moved: bool,
-    low_looked: bool,
     high_loaded: u16,
     low_loaded: bool,
     reload: bool,
@@ -48,12 +45,9 @@ impl<const V: usize, const S: usize> Load<V, S> {
     /// the running vGPU): what it copies becomes pending in the pool.
     pub(crate) fn begin(plan: SwitchPlan<V, S>, pool: &mut SlotPool<V, S>, reload: bool) -> Self {
         pool.begin_load(&plan);
-        let (start, _) = plan.range();
         Self {
             plan,
-            next: start,
             moved: false,
-            low_looked: false,
             high_loaded: 0,
             low_loaded: false,
             reload,
@@ -86,21 +80,18 @@ impl<const V: usize, const S: usize> Load<V, S> {
             apply_moves(p, o, self.plan.moves().as_slice());
         }
         let (start, _) = self.plan.range();
+        // What is loaded is no longer pending: the next step finds the
+        // next slot, then the low GM, then nothing.
         if let Some(s) = self.pending_slot(pool) {
-            self.next = s.saturating_add(1);
             p.load_gtt(id, start, s, 1);
             if pool.slot_loaded(id, s) {
                 self.high_loaded = self.high_loaded.saturating_add(1);
             }
-        } else if !self.low_looked {
-            self.low_looked = true;
-            if self.plan.copy_low() && pool.low_pending(id) {
-                p.load_low_gtt(id);
-                self.low_loaded = pool.low_loaded(id);
-            }
+        } else if self.low_pending(pool) {
+            p.load_low_gtt(id);
+            self.low_loaded = pool.low_loaded(id);
         }
-        let more = self.pending_slot(pool).is_some()
-            || (!self.low_looked && self.plan.copy_low() && pool.low_pending(id));
+        let more = self.pending_slot(pool).is_some() || self.low_pending(pool);
         if !more {
             self.done = true;
             let low = if self.low_loaded {
@@ -125,12 +116,18 @@ impl<const V: usize, const S: usize> Load<V, S> {
         while self.step(pool, p, o) {}
     }
 
-    /// The first slot from `next` on that the plan copies and that is still
-    /// pending for the vGPU.
+    /// The first slot that the plan copies and that is still pending for
+    /// the vGPU.
     fn pending_slot(&self, pool: &SlotPool<V, S>) -> Option<u16> {
         let (start, size) = self.plan.range();
         let id = self.plan.id();
-        (self.next..start.saturating_add(size))
+        (start..start.saturating_add(size))
             .find(|&s| self.plan.copies_slot(s) && pool.slot_pending(id, s))
+    }
+
+    /// Whether the plan copies the shared low GM and it is still pending
+    /// for the vGPU.
+    fn low_pending(&self, pool: &SlotPool<V, S>) -> bool {
+        self.plan.copy_low() && pool.low_pending(self.plan.id())
     }
 }

@@ -106,29 +106,37 @@ impl<const M: usize> Residency<M> {
         }
     }
 
+    /// Whether `id` owns `slot` and its entries are still to be loaded
+    /// there.
+    pub(crate) fn pending(&self, slot: u16, id: u8) -> bool {
+        let s = usize::from(slot);
+        self.owner.get(s) == Some(&id) && self.pending.get(s) == Some(&true)
+    }
+
     /// Whether the hardware holds `id`'s entries in `slot`: `id` owns it
     /// and its load is done.
     pub(crate) fn holds(&self, slot: u16, id: u8) -> bool {
-        let s = usize::from(slot);
-        self.owner.get(s) == Some(&id) && self.pending.get(s) == Some(&false)
+        self.owner.get(usize::from(slot)) == Some(&id) && !self.pending(slot, id)
     }
 
     /// `slot` is pending for `id`: marks it loaded and returns true. False,
     /// and nothing changes, if it is not (its owner changed meanwhile).
     pub(crate) fn loaded(&mut self, slot: u16, id: u8) -> bool {
-        let s = usize::from(slot);
-        match (self.owner.get(s), self.pending.get_mut(s)) {
-            (Some(&o), Some(p)) if o == id && *p => {
-                *p = false;
-                true
-            }
-            _ => false,
+        let load = self.pending(slot, id);
+        if let (true, Some(p)) = (load, self.pending.get_mut(usize::from(slot))) {
+            *p = false;
         }
+        load
+    }
+
+    /// The low region's counterpart of [`Residency::pending`].
+    pub(crate) fn low_pending(&self, id: u8) -> bool {
+        self.low_owner == id && self.low_pending
     }
 
     /// The low region's counterpart of [`Residency::loaded`].
     pub(crate) fn low_loaded(&mut self, id: u8) -> bool {
-        let load = self.low_owner == id && self.low_pending;
+        let load = self.low_pending(id);
         if load {
             self.low_pending = false;
         }
@@ -168,11 +176,6 @@ impl<const M: usize> Residency<M> {
             Some(&o) if o != NO_OWNER => Some(o),
             _ => None,
         }
-    }
-
-    /// The low region's counterpart of [`Residency::holds`].
-    pub(crate) fn low_holds(&self, id: u8) -> bool {
-        self.low_owner == id && !self.low_pending
     }
 
     pub(crate) fn low_owner(&self) -> Option<u8> {
@@ -408,12 +411,12 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// Whether `slot` is pending for `id`, whose entries are still to be
     /// loaded there.
     pub(crate) fn slot_pending(&self, id: VgpuId, slot: u16) -> bool {
-        self.res.owner(slot) == Some(id) && !self.res.holds(slot, id)
+        self.res.pending(slot, id)
     }
 
     /// The low region's counterpart of [`SlotPool::slot_pending`].
     pub(crate) fn low_pending(&self, id: VgpuId) -> bool {
-        self.res.low_owner() == Some(id) && !self.res.low_holds(id)
+        self.res.low_pending(id)
     }
 
     /// The low region's counterpart of [`SlotPool::slot_loaded`].
