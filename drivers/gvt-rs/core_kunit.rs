@@ -22,7 +22,8 @@ mod tests {
             SlotPool,
             ENTRIES_PER_SLOT, //
         },
-        Error as CoreError, //
+        Error as CoreError,
+        VgpuId, //
     };
     use kernel::prelude::*;
 
@@ -30,6 +31,11 @@ mod tests {
     const US: u64 = 1_000;
 
     type Pool = SlotPool<4, 16>;
+
+    /// The id of a test's vGPU `n`.
+    fn v(n: usize) -> Result<VgpuId> {
+        VgpuId::new(n).ok_or(EINVAL)
+    }
 
     fn pool(slots: u16, allocator: AllocatorKind) -> Result<KVBox<Pool>> {
         // A pool is several KB and `SlotPool::new` needs more stack than
@@ -54,9 +60,9 @@ mod tests {
     fn round_robin(p: &mut Pool, rounds: u32, now: &mut u64) -> Result<u64> {
         let before = p.totals().high_slots;
         for _ in 0..rounds {
-            for id in 0..4u8 {
+            for id in 0..4 {
                 *now += 16 * MS;
-                p.switch_in(id, *now).map_err(|_| EINVAL)?;
+                p.switch_in(v(id)?, *now).map_err(|_| EINVAL)?;
             }
         }
         Ok(p.totals().high_slots - before)
@@ -70,35 +76,35 @@ mod tests {
         let mut s = KBox::new(Scheduler::<4>::new(), GFP_KERNEL)?;
         assert_eq!(s.set_policy(Policy::Vmcg, 0), Ok(()));
         for id in 0..3 {
-            assert_eq!(s.create(id, 1, 512), Ok(()));
-            assert_eq!(s.start(id, 0), Ok(()));
+            assert_eq!(s.create(v(id)?, 1, 512), Ok(()));
+            assert_eq!(s.start(v(id)?, 0), Ok(()));
         }
         for (id, n) in [(0, 34), (1, 33), (2, 33)] {
             for _ in 0..n {
-                assert_eq!(s.queued(id, 0, 0), Ok(()));
+                assert_eq!(s.queued(v(id)?, 0, 0), Ok(()));
             }
         }
-        assert_eq!(s.cpu_time(0, 16 * MS), Ok(()));
-        assert_eq!(s.cpu_time(1, 15 * MS), Ok(()));
-        assert_eq!(s.cpu_time(2, 15 * MS), Ok(()));
+        assert_eq!(s.cpu_time(v(0)?, 16 * MS), Ok(()));
+        assert_eq!(s.cpu_time(v(1)?, 15 * MS), Ok(()));
+        assert_eq!(s.cpu_time(v(2)?, 15 * MS), Ok(()));
         assert_eq!(
             s.pick(100 * MS),
             Ok(Pick::Run {
-                vgpu: 0,
+                vgpu: v(0)?,
                 slice_ns: 16 * MS,
                 switched: true
             })
         );
         for (id, credits, slice_ms) in [(0, 34, 16), (1, 33, 15), (2, 33, 15)] {
-            let st = s.stats(id).ok_or(EINVAL)?;
+            let st = s.stats(v(id)?).ok_or(EINVAL)?;
             assert_eq!(st.credits, credits);
             assert_eq!(st.slice_ns / MS, slice_ms);
         }
         // Nothing may be picked while a workload is in flight.
-        assert_eq!(s.next_vgpu(0, 100 * MS), Some(0));
-        assert_eq!(s.dispatched(0, 0, 0, 100 * MS), Ok(()));
+        assert_eq!(s.next_vgpu(0, 100 * MS), Some(v(0)?));
+        assert_eq!(s.dispatched(v(0)?, 0, 0, 100 * MS), Ok(()));
         assert_eq!(s.pick(100 * MS), Err(CoreError::Busy));
-        assert_eq!(s.completed(0, 0, 100 * US, 100 * MS), Ok(()));
+        assert_eq!(s.completed(v(0)?, 0, 100 * US, 100 * MS), Ok(()));
         Ok(())
     }
 
@@ -117,11 +123,11 @@ mod tests {
     fn dymgpu_algorithm1_example() -> Result {
         // DymGPU, Algorithm 1: M = 5, S = (4, 4, 3, 2) gives P = (0, 1, 1, 1).
         let mut p = pool(5, AllocatorKind::DymSize)?;
-        for (id, size) in [(0u8, 4u16), (1, 4), (2, 3), (3, 2)] {
-            assert!(p.create(id, size, 0).is_ok());
+        for (id, size) in [(0, 4u16), (1, 4), (2, 3), (3, 2)] {
+            assert!(p.create(v(id)?, size, 0).is_ok());
         }
-        for (id, start) in [(0u8, 0u16), (1, 1), (2, 1), (3, 1)] {
-            assert_eq!(p.placement(id).map(|pl| pl.start), Some(start));
+        for (id, start) in [(0, 0u16), (1, 1), (2, 1), (3, 1)] {
+            assert_eq!(p.placement(v(id)?).map(|pl| pl.start), Some(start));
         }
         assert_eq!(p.shared_slots(), 3);
         Ok(())
@@ -133,8 +139,8 @@ mod tests {
         // gScale copies 24 + 24(n - 1) slots, size-based 24 + 18(n - 1).
         for (kind, per_round) in [(AllocatorKind::Gscale, 24), (AllocatorKind::DymSize, 18)] {
             let mut p = pool(12, kind)?;
-            for id in 0..4u8 {
-                assert!(p.create(id, 6, 0).is_ok());
+            for id in 0..4 {
+                assert!(p.create(v(id)?, 6, 0).is_ok());
             }
             let mut now = 0;
             assert_eq!(round_robin(&mut p, 3, &mut now)?, 24 + per_round * 2);
@@ -145,8 +151,8 @@ mod tests {
     #[test]
     fn oversized_vgpu_is_refused() -> Result {
         let mut p = pool(4, AllocatorKind::Gscale)?;
-        assert_eq!(p.create(0, 5, 0).err(), Some(CoreError::OutOfRange));
-        assert!(p.placement(0).is_none());
+        assert_eq!(p.create(v(0)?, 5, 0).err(), Some(CoreError::OutOfRange));
+        assert!(p.placement(v(0)?).is_none());
         Ok(())
     }
 }

@@ -198,9 +198,10 @@ mod tests {
         assert_eq!(e.available_mb(64, 16), 0);
         assert_eq!(e.place_vgpu(&p, 64, 16, 1), Err(ENOSPC));
         // The last id's per-vGPU counters exist.
-        e.ignored_access(63);
-        assert_eq!(e.ignored_accesses(63), 1);
-        for id in 0..64u8 {
+        let last = VgpuId::new(63).ok_or(EINVAL)?;
+        e.ignored_access(last);
+        assert_eq!(e.ignored_accesses(last), 1);
+        for id in VgpuId::ALL {
             e.stop(id)?;
             e.destroy_vgpu(&p, id)?;
         }

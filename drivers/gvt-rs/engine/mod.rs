@@ -54,6 +54,7 @@
 
 pub mod debugfs;
 mod kunit;
+mod per_vgpu;
 pub mod sysfs;
 mod trace;
 
@@ -125,14 +126,15 @@ pub use crate::gvt_core::engine::{
     GpuConfig,
     Provider, //
 };
+pub use per_vgpu::PerVgpu;
 
 /// The capacity of the core's structures in the kernel: the most vGPUs a
-/// GPU may state as its limit ([`GpuConfig::max_vgpus`]). 64: the slot
-/// pool's cost model keeps a slot's occupants in a `u64`. Each GPU's own
-/// per-vGPU state is allocated for its limit when it registers; the core's
-/// fixed arrays are allocated for this capacity, once per GPU (see
+/// GPU may state as its limit ([`GpuConfig::max_vgpus`]), the bound of a
+/// [`VgpuId`]. 64: the slot pool's cost model keeps a slot's occupants in
+/// a `u64`. The per-vGPU tables ([`PerVgpu`]) and the core's fixed arrays
+/// are allocated for this capacity, once per GPU, when it registers (see
 /// `Documentation/gvt-rs/scheduling.rst`, "64 vGPUs per GPU").
-pub const MAX_VGPUS: usize = crate::gvt_core::slots::MAX_VGPUS;
+pub const MAX_VGPUS: usize = crate::gvt_core::MAX_VGPUS;
 /// Most high-GM slots per GPU (64 MB each: 4 GB).
 pub const MAX_SLOTS: usize = 64;
 
@@ -142,9 +144,10 @@ pub type Sched = Scheduler<MAX_VGPUS>;
 pub type Pool = SlotPool<MAX_VGPUS, MAX_SLOTS>;
 /// A GTT load of the pool's slots.
 type PoolLoad = Load<MAX_VGPUS, MAX_SLOTS>;
-/// A vGPU's index in its GPU (below its [`GpuConfig::max_vgpus`]): the
-/// core's id, the same
-/// for the scheduler and the slot pool.
+/// A vGPU's id in its GPU: the core's id, checked below [`MAX_VGPUS`] when
+/// it is made, the same for the scheduler, the slot pool and the per-vGPU
+/// tables ([`PerVgpu`]). The engine gives a GPU's vGPUs ids below its
+/// [`GpuConfig::max_vgpus`].
 pub type VgpuId = crate::gvt_core::VgpuId;
 
 /// A kind of vGPU, as GVT-g's `intel_vgpu_configs[]`.
@@ -416,16 +419,6 @@ pub(crate) fn boxed_copy<T: Copy>(src: &'static T) -> Result<KVBox<T>> {
     KVBox::init(init, GFP_KERNEL)
 }
 
-/// Per-vGPU state of a GPU that takes `max_vgpus` vGPUs, indexed by id:
-/// `max_vgpus` values of `f`, allocated once, when the GPU registers.
-pub(crate) fn per_vgpu<T>(max_vgpus: usize, mut f: impl FnMut() -> T) -> Result<KVVec<T>> {
-    let mut v = KVVec::with_capacity(max_vgpus, GFP_KERNEL)?;
-    for _ in 0..max_vgpus {
-        v.push(f(), GFP_KERNEL)?;
-    }
-    Ok(v)
-}
-
 #[inline(never)]
 fn boxed_sched() -> Result<KVBox<Sched>> {
     boxed_copy(&const { Sched::new() })
@@ -465,11 +458,10 @@ pub struct Engine {
     slots: Mutex<SlotState>,
     /// Event counters.
     pub counters: Counters,
-    /// Per vGPU id (`max_vgpus` of them), the well-formed register
-    /// accesses its device ignored.
-    ignored: KVVec<AtomicU64>,
+    /// Per vGPU id, the well-formed register accesses its device ignored.
+    ignored: PerVgpu<AtomicU64>,
     /// Per vGPU id, the host CPU its completions' delivery took.
-    delivery: KVVec<DeliveryCost>,
+    delivery: PerVgpu<DeliveryCost>,
     /// A placement moved ranges since [`Engine::ensure_resident`] last
     /// found the running vGPU resident: the next dispatch checks again.
     layout_changed: AtomicBool,
@@ -511,7 +503,7 @@ impl Engine {
     /// A new engine running `tbs` with the `static` allocator, as upstream
     /// GVT-g, for the GPU `cfg` describes, called `name` (its sysfs
     /// directory and trace events). Allocates the scheduler and the slot
-    /// pool, and the per-vGPU counters for `cfg.max_vgpus`. `EINVAL` for an
+    /// pool, and the per-vGPU counters ([`PerVgpu`]). `EINVAL` for an
     /// engine count, pool size or vGPU limit out of range (1 to
     /// [`MAX_VGPUS`]), or a name longer than 31 bytes.
     pub fn new(name: &CStr, cfg: GpuConfig) -> Result<impl PinInit<Self, Error>> {
@@ -525,8 +517,8 @@ impl Engine {
         if cfg.max_vgpus == 0 || cfg.max_vgpus > MAX_VGPUS {
             return Err(EINVAL);
         }
-        let ignored = per_vgpu(cfg.max_vgpus, || AtomicU64::new(0))?;
-        let delivery = per_vgpu(cfg.max_vgpus, DeliveryCost::new)?;
+        let ignored = PerVgpu::new(|| AtomicU64::new(0))?;
+        let delivery = PerVgpu::new(DeliveryCost::new)?;
         let sched = boxed_sched()?;
         let pool = boxed_pool(&cfg)?;
         let snapshot = boxed_pool(&cfg)?;
@@ -658,12 +650,8 @@ impl Engine {
             now,
         )?;
         // The id may have been another vGPU's.
-        if let Some(c) = self.ignored.get(usize::from(id)) {
-            c.store(0, Ordering::Relaxed);
-        }
-        if let Some(d) = self.delivery.get(usize::from(id)) {
-            d.reset();
-        }
+        self.ignored[id].store(0, Ordering::Relaxed);
+        self.delivery[id].reset();
         Ok(id)
     }
 
@@ -738,9 +726,7 @@ impl Engine {
     /// flood the host log with them. Lock-free, as a guest makes them in
     /// a loop.
     pub fn ignored_access(&self, id: VgpuId) {
-        if let Some(c) = self.ignored.get(usize::from(id)) {
-            Counters::bump(c, 1);
-        }
+        Counters::bump(&self.ignored[id], 1);
     }
 
     /// The provider delivered completions of `id` to its guest (status
@@ -748,10 +734,9 @@ impl Engine {
     /// The work runs outside the VM's threads, so the VM's cgroup does not
     /// see it; this figure does, per tenant (see scheduling.rst).
     pub fn completions_delivered(&self, id: VgpuId, ns: u64) {
-        if let Some(d) = self.delivery.get(usize::from(id)) {
-            Counters::bump(&d.runs, 1);
-            Counters::bump(&d.ns, ns);
-        }
+        let d = &self.delivery[id];
+        Counters::bump(&d.runs, 1);
+        Counters::bump(&d.ns, ns);
     }
 
     /// Engine `engine` is idle: the vGPU whose head workload it should take
@@ -1073,17 +1058,14 @@ impl Engine {
     /// Well-formed register accesses of `id` that its device ignored
     /// ([`Engine::ignored_access`]) since it was created.
     pub fn ignored_accesses(&self, id: VgpuId) -> u64 {
-        self.ignored
-            .get(usize::from(id))
-            .map_or(0, |c| c.load(Ordering::Relaxed))
+        self.ignored[id].load(Ordering::Relaxed)
     }
 
     /// Delivery runs of `id`'s completions and the host CPU they took, ns
     /// ([`Engine::completions_delivered`]), since it was created.
     pub fn delivery_cost(&self, id: VgpuId) -> (u64, u64) {
-        self.delivery.get(usize::from(id)).map_or((0, 0), |d| {
-            (d.runs.load(Ordering::Relaxed), d.ns.load(Ordering::Relaxed))
-        })
+        let d = &self.delivery[id];
+        (d.runs.load(Ordering::Relaxed), d.ns.load(Ordering::Relaxed))
     }
 
     /// Slot placement and copy counters of `id`.

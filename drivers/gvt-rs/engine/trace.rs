@@ -74,7 +74,7 @@ impl GpuName {
 
 /// A vGPU as the events name it: its id, or -1 for the idle vGPU.
 fn vgpu_arg(id: Option<VgpuId>) -> c_int {
-    id.map_or(-1, c_int::from)
+    id.map_or(-1, |id| c_int::from(id.raw()))
 }
 
 fn engine_arg(engine: usize) -> c_uint {
@@ -93,7 +93,7 @@ pub(super) fn dispatch(gpu: &GpuName, vgpu: VgpuId, engine: usize, queued_ns: u6
     unsafe {
         gvt_rs_dispatch(
             gpu.as_char_ptr(),
-            c_int::from(vgpu),
+            c_int::from(vgpu.raw()),
             engine_arg(engine),
             queued_ns,
         )
@@ -106,7 +106,7 @@ pub(super) fn complete(gpu: &GpuName, vgpu: VgpuId, engine: usize, gpu_ns: u64) 
     unsafe {
         gvt_rs_complete(
             gpu.as_char_ptr(),
-            c_int::from(vgpu),
+            c_int::from(vgpu.raw()),
             engine_arg(engine),
             gpu_ns,
         )
@@ -119,7 +119,7 @@ pub(super) fn gtt_load(gpu: &GpuName, vgpu: VgpuId, slots: u16, entries: u64) {
     unsafe {
         gvt_rs_gtt_load(
             gpu.as_char_ptr(),
-            c_int::from(vgpu),
+            c_int::from(vgpu.raw()),
             c_uint::from(slots),
             entries,
         )
@@ -132,7 +132,7 @@ pub(super) fn relocate(gpu: &GpuName, vgpu: VgpuId, from: u16, to: u16, slots: u
     unsafe {
         gvt_rs_relocate(
             gpu.as_char_ptr(),
-            c_int::from(vgpu),
+            c_int::from(vgpu.raw()),
             c_uint::from(from),
             c_uint::from(to),
             c_uint::from(slots),

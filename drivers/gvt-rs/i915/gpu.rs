@@ -23,7 +23,6 @@ use super::{
     TIMER_MIN_NS, //
 };
 use crate::engine::{
-    per_vgpu,
     sysfs::{
         self as esysfs,
         GpuClass,
@@ -32,6 +31,7 @@ use crate::engine::{
     },
     Engine,
     GpuConfig,
+    PerVgpu,
     VgpuId,
     MAX_SLOTS,
     MAX_VGPUS, //
@@ -94,10 +94,10 @@ pub(crate) struct I915Gpu {
     engine_index: [u8; I915_ENGINE_IDS],
     /// Start of the slot pool in the GGTT.
     pub(super) pool_start: u64,
-    /// vGPUs by engine id, allocated for the GPU's vGPU limit when it
-    /// registers. Innermost lock: taken under the engine's.
+    /// vGPUs by engine id, allocated when the GPU registers. Innermost
+    /// lock: taken under the engine's.
     #[pin]
-    pub(super) vgpus: Mutex<KVVec<Option<Entry>>>,
+    pub(super) vgpus: Mutex<PerVgpu<Option<Entry>>>,
     /// GVT-g's switch state.
     #[pin]
     pub(super) gvtg: GvtgProtocol,
@@ -164,7 +164,7 @@ impl I915Gpu {
         )?;
         let dev = esysfs::gpu_device(class, Some(gvt.device()), engine.clone())?;
         let timer = Timer::new(0)?;
-        let vgpus = per_vgpu(MAX_VGPUS, || None)?;
+        let vgpus = PerVgpu::new(|| None)?;
         let size = u64::from(slots)
             .checked_mul(SHARED_GM_ALIGN)
             .ok_or(EINVAL)?;
@@ -209,7 +209,7 @@ impl I915Gpu {
     /// a bug, and warns.
     pub(super) fn with_entry<R>(&self, id: VgpuId, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
         let mut t = self.vgpus.lock();
-        let entry = t.get_mut(usize::from(id)).and_then(Option::as_mut);
+        let entry = t[id].as_mut();
         if warn_on!(entry.is_none()) {
             return None;
         }
@@ -219,16 +219,16 @@ impl I915Gpu {
     /// Runs `f` on vGPU `id` in the scheduler, if it is.
     pub(super) fn with_vgpu<R>(&self, id: VgpuId, f: impl FnOnce(&VgpuRef) -> R) -> Option<R> {
         let t = self.vgpus.lock();
-        t.get(usize::from(id))?.as_ref()?.vref.as_ref().map(f)
+        t[id].as_ref()?.vref.as_ref().map(f)
     }
 
     /// The engine id of GVT-g's vGPU `vgpu`.
     pub(super) fn id_of(&self, vgpu: &Vgpu) -> Option<VgpuId> {
         let key = vgpu.key();
         let t = self.vgpus.lock();
-        let i = t
+        let found = t
             .iter()
-            .position(|e| e.as_ref().and_then(|e| e.key) == Some(key))?;
-        VgpuId::try_from(i).ok()
+            .find(|(_, e)| e.as_ref().and_then(|e| e.key) == Some(key));
+        found.map(|(id, _)| id)
     }
 }

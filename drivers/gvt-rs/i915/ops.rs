@@ -49,26 +49,22 @@ impl I915Gpu {
             .vgpu_slots(id)
             .and_then(|(pl, _)| u64::from(pl.start).checked_mul(SHARED_GM_ALIGN))
             .and_then(|off| self.pool_start.checked_add(off));
-        let mut t = self.vgpus.lock();
-        let stored = at.zip(t.get_mut(usize::from(id))).map(|(at, slot)| {
+        if at.is_some() {
             // INVARIANT: `vgpu` exists until its `free_high`, which takes it
             // out.
-            *slot = Some(Entry {
+            self.vgpus.lock()[id] = Some(Entry {
                 key: Some(vgpu.key()),
                 vref: None,
                 times,
                 dir: None,
             });
-            at
-        });
-        drop(t);
-        // A placed vGPU has slots inside the pool and an id below the
-        // GPU's `max_vgpus`.
-        if warn_on!(stored.is_none()) {
+        }
+        // A placed vGPU has slots inside the pool.
+        if warn_on!(at.is_none()) {
             // Placed, not attached: it can be unplaced.
             warn_on!(self.engine.unplace_vgpu(self, id).is_err());
         }
-        stored.ok_or(EINVAL)
+        at.ok_or(EINVAL)
     }
 
     /// `free_high`: GVT-g frees `vgpu`; its high GM and id go.
@@ -79,11 +75,7 @@ impl I915Gpu {
         match self.engine.unplace_vgpu(self, id) {
             Ok(()) => {
                 // INVARIANT: The vGPU leaves the table with its entry.
-                let gone = self
-                    .vgpus
-                    .lock()
-                    .get_mut(usize::from(id))
-                    .and_then(Option::take);
+                let gone = self.vgpus.lock()[id].take();
                 // Found by `id_of` above, and only this op removes entries.
                 warn_on!(gone.is_none());
                 drop(gone);

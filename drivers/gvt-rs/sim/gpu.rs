@@ -27,9 +27,9 @@ use super::{
     SLOTS, //
 };
 use crate::engine::{
-    per_vgpu,
     Engine,
     GpuConfig,
+    PerVgpu,
     VgpuId, //
 };
 use crate::timer::{
@@ -56,10 +56,10 @@ pub(super) struct Running {
 /// State under the simulated GPU's `sched_lock`.
 pub(super) struct SimState {
     pub(super) running: [Option<Running>; ENGINES],
-    /// Per vGPU id ([`MAX_VGPUS`], allocated with the GPU), its queues.
-    pub(super) queues: KVVec<Option<KBox<[VChannel; ENGINES]>>>,
+    /// Per vGPU id, its queues while it exists.
+    pub(super) queues: PerVgpu<Option<KBox<[VChannel; ENGINES]>>>,
     /// Each vGPU's completion delivery, which holds its VFIO device.
-    pub(super) vgpus: KVVec<Option<Arc<Delivery>>>,
+    pub(super) vgpus: PerVgpu<Option<Arc<Delivery>>>,
 }
 
 /// A simulated GPU.
@@ -115,11 +115,11 @@ impl SimGpu {
         )?;
         let phys = alloc_gtt(usize::from(SLOTS).checked_mul(ENTRIES).ok_or(EINVAL)?)?;
         let phys_low = alloc_gtt(ENTRIES)?;
-        let queues = per_vgpu(MAX_VGPUS, || None)?;
-        let vgpus = per_vgpu(MAX_VGPUS, || None)?;
-        let dirty = per_vgpu(MAX_VGPUS, || 0)?;
-        let private = per_vgpu(MAX_VGPUS, || None)?;
-        let private_low = per_vgpu(MAX_VGPUS, || None)?;
+        let queues = PerVgpu::new(|| None)?;
+        let vgpus = PerVgpu::new(|| None)?;
+        let dirty = PerVgpu::new(|| 0)?;
+        let private = PerVgpu::new(|| None)?;
+        let private_low = PerVgpu::new(|| None)?;
         let engine_timers = [Timer::new(0)?, Timer::new(1)?];
         let sched_timer = Timer::new(ENGINES)?;
         let gpu = Arc::pin_init(
@@ -194,7 +194,7 @@ impl SimGpu {
                 if !eng.ensure_resident(self, id, drained) {
                     continue;
                 }
-                let Some(Some(q)) = st.queues.get_mut(usize::from(id)) else {
+                let Some(q) = &mut st.queues[id] else {
                     continue;
                 };
                 let Some(w) = q.get_mut(e).and_then(VChannel::pop) else {
@@ -231,7 +231,7 @@ impl SimGpu {
         // The guest learns of it from its vGPU's own work item: this one
         // serves every vGPU on the engine and must not wait for one VM's
         // memory ([`delivery`]).
-        if let Some(Some(d)) = st.vgpus.get(usize::from(r.vgpu)) {
+        if let Some(d) = &st.vgpus[r.vgpu] {
             d.push(e, r.w, r.w.duration_ns);
         }
         self.drained.notify_all();
@@ -246,10 +246,8 @@ impl SimGpu {
     /// Queues a scanned workload on `v`'s V-Channel for engine `e`.
     pub(super) fn submit(&self, v: &SimVgpu, e: usize, mut w: Workload, bytes: u32) -> Result {
         let mut st = self.state.lock();
-        let ring = st
-            .queues
-            .get_mut(usize::from(v.id))
-            .and_then(Option::as_mut)
+        let ring = st.queues[v.id]
+            .as_mut()
             .and_then(|q| q.get_mut(e))
             .ok_or(ENODEV)?;
         if ring.is_full() {
@@ -268,7 +266,7 @@ impl SimGpu {
     pub(super) fn stop_locked(&self, st: &mut SimState, id: VgpuId) {
         // Only live vGPUs are stopped: the engine knows `id`.
         warn_on!(self.engine.stop(id).is_err());
-        if let Some(Some(q)) = st.queues.get_mut(usize::from(id)) {
+        if let Some(q) = &mut st.queues[id] {
             for r in q.iter_mut() {
                 r.clear();
             }

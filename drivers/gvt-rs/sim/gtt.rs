@@ -9,7 +9,10 @@ use super::{
     gpu::SimGpu,
     ENTRIES, //
 };
-use crate::engine::VgpuId;
+use crate::engine::{
+    PerVgpu,
+    VgpuId, //
+};
 use kernel::prelude::*;
 
 /// GTT memory: the hardware GTT and the vGPUs' private copies.
@@ -18,9 +21,10 @@ pub(super) struct Gtt {
     pub(super) phys_low: KVVec<u64>,
     /// Per vGPU, the chunks of [`SCRUB_CHUNK`] private high-GM entries its
     /// guest wrote since the last scrub (bit 63: chunk 63 and after).
-    pub(super) dirty: KVVec<u64>,
-    pub(super) private: KVVec<Option<KVVec<u64>>>,
-    pub(super) private_low: KVVec<Option<KVVec<u64>>>,
+    pub(super) dirty: PerVgpu<u64>,
+    /// Per vGPU, while it exists, its private GTT entries.
+    pub(super) private: PerVgpu<Option<KVVec<u64>>>,
+    pub(super) private_low: PerVgpu<Option<KVVec<u64>>>,
 }
 
 /// Writes the power-on GTT entries of vGPU `id` into `entries`, entries
@@ -70,20 +74,13 @@ impl SimGpu {
     /// reset). Called with the vGPU's register lock held, so that its
     /// guest writes no entry meanwhile.
     pub(super) fn scrub_private(&self, id: VgpuId) -> u64 {
-        let idx = usize::from(id);
-        let mask = {
-            let mut g = self.gtt.lock();
-            match g.dirty.get_mut(idx) {
-                Some(d) => core::mem::take(d),
-                None => 0,
-            }
-        };
+        let mask = core::mem::take(&mut self.gtt.lock().dirty[id]);
         let mut left = mask;
         while left != 0 {
             let bit = left.trailing_zeros();
             left &= left.wrapping_sub(1);
             let mut g = self.gtt.lock();
-            let Some(Some(p)) = g.private.get_mut(idx) else {
+            let Some(p) = &mut g.private[id] else {
                 break;
             };
             let r = dirty_range(bit, p.len());
@@ -102,7 +99,6 @@ impl SimGpu {
         if mask == 0 {
             return;
         }
-        let idx = usize::from(id);
         // Each slot of the vGPU; `with_residency` fails past its last one.
         let mut rel = 0u16;
         while let Ok(()) = self.engine.with_residency(id, rel, |slot, resident| {
@@ -115,7 +111,7 @@ impl SimGpu {
             }
             let mut g = self.gtt.lock();
             let Gtt { phys, private, .. } = &mut *g;
-            let Some(Some(src)) = private.get(idx) else {
+            let Some(src) = &private[id] else {
                 return;
             };
             let at = usize::from(slot) * ENTRIES;
@@ -143,9 +139,8 @@ impl SimGpu {
                 let at = usize::from(slot) * ENTRIES + off;
                 g.phys.get(at).copied().ok_or(ERANGE)
             } else {
-                g.private
-                    .get(usize::from(id))
-                    .and_then(Option::as_ref)
+                g.private[id]
+                    .as_ref()
                     .and_then(|p| p.get(i).copied())
                     .ok_or(ERANGE)
             }
@@ -157,16 +152,12 @@ impl SimGpu {
         let rel = u16::try_from(i / ENTRIES).map_err(|_| ERANGE)?;
         self.engine.with_residency(id, rel, |slot, resident| {
             let mut g = self.gtt.lock();
-            let e = g
-                .private
-                .get_mut(usize::from(id))
-                .and_then(Option::as_mut)
+            let e = g.private[id]
+                .as_mut()
                 .and_then(|p| p.get_mut(i))
                 .ok_or(ERANGE)?;
             *e = val;
-            if let Some(d) = g.dirty.get_mut(usize::from(id)) {
-                *d |= dirty_bit(i);
-            }
+            g.dirty[id] |= dirty_bit(i);
             // Only a resident vGPU's write reaches the hardware GTT: a
             // non-resident one must not touch the slot's current owner.
             if resident {

@@ -699,7 +699,7 @@ impl SimVgpu {
         let r = self.regs.lock();
         let saved = r.save();
         let gpu = self.gpu();
-        let idx = usize::from(self.id);
+        let id = self.id;
         let ty = TYPES.get(self.ty).ok_or(EINVAL)?;
         let weight = gpu
             .engine
@@ -708,17 +708,13 @@ impl SimVgpu {
         let lag = gpu.engine.fq_lag(self.id)?;
         let (mask, len) = {
             let g = gpu.gtt.lock();
-            let len = g
-                .private
-                .get(idx)
-                .and_then(Option::as_ref)
-                .map_or(0, |p| p.len());
-            (g.dirty.get(idx).copied().unwrap_or(0), len)
+            let len = g.private[id].as_ref().map_or(0, |p| p.len());
+            (g.dirty[id], len)
         };
         let out = build(&saved, self.ty, weight, lag, mask, len, |bit, out| {
             // A chunk per hold of the GTT lock, as a scrub does.
             let g = gpu.gtt.lock();
-            let p = g.private.get(idx).and_then(Option::as_ref).ok_or(EINVAL)?;
+            let p = g.private[id].as_ref().ok_or(EINVAL)?;
             for x in p.get(dirty_range(bit, len)).ok_or(EINVAL)? {
                 out.extend_from_slice(&x.to_le_bytes(), GFP_KERNEL)?;
             }
@@ -732,7 +728,7 @@ impl SimVgpu {
     fn mig_load(&self, b: &[u8]) -> Result<(), Refusal> {
         let p = parse(b, self.ty)?;
         let gpu = self.gpu();
-        let idx = usize::from(self.id);
+        let id = self.id;
         let mut r = self.regs.lock();
         // Checked by `parse`: nothing below fails but the engine's calls.
         gpu.engine
@@ -745,16 +741,14 @@ impl SimVgpu {
         for (first, bytes) in gtt_chunks(b) {
             let mut g = gpu.gtt.lock();
             let n = bytes.len() / 8;
-            if let Some(Some(dst)) = g.private.get_mut(idx) {
+            if let Some(dst) = &mut g.private[id] {
                 if let Some(d) = dst.get_mut(first..first + n) {
                     for (i, x) in d.iter_mut().enumerate() {
                         *x = le64(bytes, i * 8);
                     }
                 }
             }
-            if let Some(d) = g.dirty.get_mut(idx) {
-                *d |= dirty_bit(first);
-            }
+            g.dirty[id] |= dirty_bit(first);
         }
         let st = gpu.state.lock();
         gpu.reload_scrubbed(self.id, p.gtt_mask);
@@ -897,14 +891,9 @@ impl vfio::Migration for SimVgpu {
     }
 
     fn get_data_size(v: &Vgpu) -> Result<usize> {
-        let idx = usize::from(v.id);
         let g = v.gpu().gtt.lock();
-        let len = g
-            .private
-            .get(idx)
-            .and_then(Option::as_ref)
-            .map_or(0, |p| p.len());
-        Ok(stream_len(g.dirty.get(idx).copied().unwrap_or(0), len))
+        let len = g.private[v.id].as_ref().map_or(0, |p| p.len());
+        Ok(stream_len(g.dirty[v.id], len))
     }
 }
 

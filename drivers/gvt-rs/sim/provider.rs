@@ -19,7 +19,7 @@ impl Provider for SimGpu {
     fn load_gtt(&self, vgpu: VgpuId, vgpu_start: u16, first_slot: u16, slots: u16) {
         let mut g = self.gtt.lock();
         let Gtt { phys, private, .. } = &mut *g;
-        let Some(Some(src)) = private.get(usize::from(vgpu)) else {
+        let Some(src) = &private[vgpu] else {
             return;
         };
         let rel = usize::from(first_slot.saturating_sub(vgpu_start)) * ENTRIES;
@@ -37,7 +37,7 @@ impl Provider for SimGpu {
             private_low,
             ..
         } = &mut *g;
-        if let Some(Some(src)) = private_low.get(usize::from(vgpu)) {
+        if let Some(src) = &private_low[vgpu] {
             if src.len() == phys_low.len() {
                 phys_low.copy_from_slice(src);
             }

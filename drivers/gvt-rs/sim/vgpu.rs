@@ -86,24 +86,14 @@ impl SimGpu {
         power_on(id, &mut low, 0, true);
         {
             let mut g = this.gtt.lock();
-            if let Some(s) = g.private.get_mut(usize::from(id)) {
-                *s = Some(high);
-            }
-            if let Some(s) = g.private_low.get_mut(usize::from(id)) {
-                *s = Some(low);
-            }
-            if let Some(d) = g.dirty.get_mut(usize::from(id)) {
-                *d = 0;
-            }
+            g.private[id] = Some(high);
+            g.private_low[id] = Some(low);
+            g.dirty[id] = 0;
         }
         {
             let mut st = this.state.lock();
-            if let Some(s) = st.queues.get_mut(usize::from(id)) {
-                *s = Some(queues);
-            }
-            if let Some(s) = st.vgpus.get_mut(usize::from(id)) {
-                *s = Some(delivery);
-            }
+            st.queues[id] = Some(queues);
+            st.vgpus[id] = Some(delivery);
         }
         // Last: user space may open the device as soon as it is registered.
         match vfio::Registration::new_emulated_iommu_migratable(v.clone()) {
@@ -146,7 +136,6 @@ impl SimGpu {
     /// `remove`).
     fn remove(&self, v: ARef<Vgpu>) {
         let id = v.id;
-        let idx = usize::from(id);
         // The device is closed (VFIO waited for its users), so the vGPU is
         // stopped; wait for its in-flight workloads to complete. Only its
         // own: a completion another vGPU's memory holds up does not hold
@@ -157,8 +146,8 @@ impl SimGpu {
                 self.stop_locked(&mut st, id);
                 let running = st.running.iter().flatten().any(|r| r.vgpu == id);
                 if !running {
-                    let q = st.queues.get_mut(idx).and_then(Option::take);
-                    let d = st.vgpus.get_mut(idx).and_then(Option::take);
+                    let q = st.queues[id].take();
+                    let d = st.vgpus[id].take();
                     break (q, d);
                 }
                 // `engine_done` notifies under the lock this wait drops.
@@ -175,10 +164,7 @@ impl SimGpu {
         // meanwhile may get the same id and must not lose its GTTs to us.
         let (high, low) = {
             let mut g = self.gtt.lock();
-            (
-                g.private.get_mut(idx).and_then(Option::take),
-                g.private_low.get_mut(idx).and_then(Option::take),
-            )
+            (g.private[id].take(), g.private_low[id].take())
         };
         if let Err(e) = self.engine.destroy_vgpu(self, id) {
             dev_err!(mdev, "vGPU {id} not destroyed: {e:?}\n");

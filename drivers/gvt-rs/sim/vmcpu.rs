@@ -23,8 +23,8 @@
 //! reading.
 
 use crate::engine::{
-    VgpuId,
-    MAX_VGPUS, //
+    PerVgpu,
+    VgpuId, //
 };
 use crate::gvt_core::engine::CPU_SAMPLE_NS;
 use crate::timer::{
@@ -83,7 +83,7 @@ pub(crate) struct VmCpuTimes {
     /// never while CPU times are read, and no task reference is dropped
     /// under it.
     #[pin]
-    vms: SpinLock<KVVec<Option<Vm>>>,
+    vms: SpinLock<PerVgpu<Option<Vm>>>,
     /// Openings of the vGPUs so far.
     sessions: AtomicU64,
     timer: Arc<Timer<VmCpuTimes>>,
@@ -107,8 +107,8 @@ impl VmCpuTimes {
     /// `self`.
     pub(crate) fn new() -> Result<Arc<Self>> {
         let timer = Timer::new(0)?;
-        // Per vGPU id, for the GPU's limit (too large for the stack).
-        let vms = crate::engine::per_vgpu(MAX_VGPUS, || None)?;
+        // Per vGPU id (too large for the stack).
+        let vms = PerVgpu::new(|| None)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 base: Instant::now(),
@@ -146,11 +146,7 @@ impl VmCpuTimes {
             due_ns: self.now_ns().saturating_add(CPU_SAMPLE_NS),
             session: self.sessions.fetch_add(1, Ordering::Relaxed),
         });
-        let old = self
-            .vms
-            .lock()
-            .get_mut(usize::from(id))
-            .map(|s| core::mem::replace(s, vm));
+        let old = core::mem::replace(&mut self.vms.lock()[id], vm);
         // The task references go outside the lock.
         drop(old);
         self.rearm();
@@ -161,7 +157,7 @@ impl VmCpuTimes {
     pub(crate) fn vcpu_access(&self, id: VgpuId) {
         let me: &Task = current!();
         let mut vms = self.vms.lock();
-        let Some(Some(vm)) = vms.get_mut(usize::from(id)) else {
+        let Some(vm) = &mut vms[id] else {
             return;
         };
         if vm
@@ -181,22 +177,18 @@ impl VmCpuTimes {
     /// VM has it open. Constant time: the engine calls this with the GPU's
     /// locks held.
     pub(crate) fn cpu_ns(&self, id: VgpuId) -> Option<u64> {
-        self.vms
-            .lock()
-            .get(usize::from(id))?
-            .as_ref()
-            .map(|vm| vm.cpu_ns)
+        self.vms.lock()[id].as_ref().map(|vm| vm.cpu_ns)
     }
 
     /// Reads the CPU time of every VM that is due, outside the lock.
     fn read_due(&self) {
         let now = self.now_ns();
-        for i in 0..MAX_VGPUS {
+        for id in VgpuId::ALL {
             let vcpus;
             let session;
             {
                 let vms = self.vms.lock();
-                let Some(Some(vm)) = vms.get(i) else {
+                let Some(vm) = &vms[id] else {
                     continue;
                 };
                 if vm.due_ns > now {
@@ -212,7 +204,7 @@ impl VmCpuTimes {
                 let mut vms = self.vms.lock();
                 // The vGPU may have been closed, and opened by another VM,
                 // meanwhile: that VM's reading is not this one.
-                if let Some(Some(vm)) = vms.get_mut(i) {
+                if let Some(vm) = &mut vms[id] {
                     if vm.session == session {
                         vm.cpu_ns = vm.cpu_ns.max(cpu_ns);
                         vm.due_ns = end.saturating_add(pause_after(end.saturating_sub(start)));
@@ -226,7 +218,13 @@ impl VmCpuTimes {
 
     /// Arms the timer for the next VM that is due, if there is one.
     fn rearm(&self) {
-        let next = self.vms.lock().iter().flatten().map(|vm| vm.due_ns).min();
+        let next = self
+            .vms
+            .lock()
+            .iter()
+            .filter_map(|(_, vm)| vm.as_ref())
+            .map(|vm| vm.due_ns)
+            .min();
         if let Some(due) = next {
             let delay = due.saturating_sub(self.now_ns()).max(MIN_DELAY_NS);
             self.timer.start(delay);
@@ -246,6 +244,7 @@ impl TimerTarget for VmCpuTimes {
 mod tests {
     use super::{
         pause_after,
+        VgpuId,
         VmCpuTimes,
         COST_FACTOR, //
     };
@@ -259,6 +258,12 @@ mod tests {
             Instant,
             Monotonic, //
         }, //
+    };
+
+    /// The vGPU the tests' VM opens.
+    const V3: VgpuId = match VgpuId::new(3) {
+        Some(id) => id,
+        None => VgpuId::FIRST,
     };
 
     /// Runs until the CPU time of `task` grew.
@@ -275,7 +280,7 @@ mod tests {
         let start = Instant::<Monotonic>::now();
         fsleep(Delta::from_nanos(i64::try_from(CPU_SAMPLE_NS)?));
         vms.read_due();
-        while vms.cpu_ns(3) == Some(than) && start.elapsed() < Delta::from_secs(30) {
+        while vms.cpu_ns(V3) == Some(than) && start.elapsed() < Delta::from_secs(30) {
             fsleep(Delta::from_millis(1));
             vms.read_due();
         }
@@ -286,33 +291,33 @@ mod tests {
     fn the_vcpus_are_the_threads_that_access_the_vgpu() -> Result {
         // Not bound: only this test reads.
         let vms = VmCpuTimes::new()?;
-        assert_eq!(vms.cpu_ns(3), None);
-        vms.set(3, true);
+        assert_eq!(vms.cpu_ns(V3), None);
+        vms.set(V3, true);
         // A thread that did not access the vGPU is not counted.
         burn(current!());
         fsleep(Delta::from_nanos(i64::try_from(CPU_SAMPLE_NS)?));
         vms.read_due();
-        assert_eq!(vms.cpu_ns(3), Some(0));
+        assert_eq!(vms.cpu_ns(V3), Some(0));
         // Once it accessed it (twice: it counts once), it is.
-        vms.vcpu_access(3);
-        vms.vcpu_access(3);
+        vms.vcpu_access(V3);
+        vms.vcpu_access(V3);
         burn(current!());
         read_until_more(&vms, 0)?;
-        let first = vms.cpu_ns(3).ok_or(EINVAL)?;
+        let first = vms.cpu_ns(V3).ok_or(EINVAL)?;
         assert!(first > 0);
         assert!(first <= current!().cputime_ns());
         // What the engine asks, with the GPU's locks held, reads no thread.
         burn(current!());
-        assert_eq!(vms.cpu_ns(3), Some(first));
+        assert_eq!(vms.cpu_ns(V3), Some(first));
         // Due again after at least CPU_SAMPLE_NS: the work item reads anew.
         read_until_more(&vms, first)?;
-        assert!(vms.cpu_ns(3).is_some_and(|ns| ns > first));
+        assert!(vms.cpu_ns(V3).is_some_and(|ns| ns > first));
         // Another VM on the vGPU starts from nothing, with no vCPU.
-        vms.set(3, false);
-        assert_eq!(vms.cpu_ns(3), None);
-        vms.set(3, true);
-        assert_eq!(vms.cpu_ns(3), Some(0));
-        vms.set(3, false);
+        vms.set(V3, false);
+        assert_eq!(vms.cpu_ns(V3), None);
+        vms.set(V3, true);
+        assert_eq!(vms.cpu_ns(V3), Some(0));
+        vms.set(V3, false);
         vms.shutdown();
         Ok(())
     }

@@ -27,9 +27,12 @@ pub mod engine;
 mod error;
 pub mod sched;
 pub mod slots;
+mod vgpu_id;
 
 pub use error::Error;
 
-/// A vGPU's id on its GPU, the same in the scheduler and the slot pool
-/// (`0..N` of a `Scheduler<N>`, `0..V` of a `SlotPool<V, M>`).
-pub type VgpuId = u8;
+pub use vgpu_id::{
+    VgpuId,
+    VgpuIds,
+    MAX_VGPUS, //
+};

@@ -15,6 +15,17 @@ pub use gpu::{
     Recorder, //
 };
 
+use crate::VgpuId;
+
+/// A test's vGPU number as an id; panics (fails the test) at
+/// [`crate::MAX_VGPUS`] and above.
+pub fn vid<T: TryInto<usize>>(n: T) -> VgpuId {
+    n.try_into()
+        .ok()
+        .and_then(VgpuId::new)
+        .expect("a vGPU id below MAX_VGPUS")
+}
+
 /// Deterministic pseudo-random numbers for tests and simulations: the one
 /// generator of the property tests and the simulators (no external crates,
 /// the same sequence on every machine and toolchain).

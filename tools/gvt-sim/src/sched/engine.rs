@@ -29,11 +29,11 @@ use gvt_core::sched::{
 };
 use gvt_core::slots::AllocatorKind;
 use gvt_core::testing::{
+    vid,
     Gpu,
     Recorder,
     Rng, //
 };
-use gvt_core::VgpuId;
 use std::cmp::Reverse;
 use std::collections::{
     BinaryHeap,
@@ -290,11 +290,6 @@ struct Vm {
     /// [`Load::Cycles`]: cycles submitted, workloads completed.
     cycles_done: u32,
     jobs_done: u64,
-}
-
-/// The core's id of the simulator's VM index `i`.
-fn vid(i: usize) -> VgpuId {
-    VgpuId::try_from(i).expect("VM index fits an id")
 }
 
 /// What the simulated provider asks of a scheduler: the calls the kernel's

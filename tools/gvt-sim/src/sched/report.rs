@@ -20,6 +20,7 @@ use gvt_core::sched::{
     Scheduler,
     Tunable, //
 };
+use gvt_core::testing::vid;
 use std::fmt::Write;
 
 /// A policy with the throttle option.
@@ -227,15 +228,15 @@ pub fn fig4() -> String {
     let mut s: Box<Scheduler<4>> = Box::default();
     s.set_policy(Policy::Sfq, 0).unwrap();
     s.set_tunable(Tunable::SfqSliceUs, 10_000, 0).unwrap();
-    s.create(0, 1, 0).unwrap();
-    s.create(1, 2, 0).unwrap();
-    s.start(0, 0).unwrap();
-    s.start(1, 0).unwrap();
+    s.create(vid(0), 1, 0).unwrap();
+    s.create(vid(1), 2, 0).unwrap();
+    s.start(vid(0), 0).unwrap();
+    s.start(vid(1), 0).unwrap();
     for _ in 0..3 {
-        s.queued(0, 0, 0).unwrap();
+        s.queued(vid(0), 0, 0).unwrap();
     }
     for _ in 0..20 {
-        s.queued(1, 0, 0).unwrap();
+        s.queued(vid(1), 0, 0).unwrap();
     }
     let tag = |s: &Scheduler<4>, i| s.stats(i).unwrap().vtag_ns as f64 / 1e6;
     let mut rows = Vec::new();
@@ -247,22 +248,22 @@ pub fn fig4() -> String {
             break;
         };
         let mut note = String::new();
-        if vgpu == 0 && t == 60 * MS {
+        if vgpu == vid(0) && t == 60 * MS {
             note = "vGPU1 blocks at 70".into();
         }
-        let (s1, s2) = (tag(&s, 0), tag(&s, 1));
+        let (s1, s2) = (tag(&s, vid(0)), tag(&s, vid(1)));
         assert_eq!(s.next_vgpu(0, t), Some(vgpu));
         s.dispatched(vgpu, 0, 0, t).unwrap();
         if t == 100 * MS {
-            s.queued(0, 0, 105 * MS).unwrap();
-            note = format!("vGPU1 wakes at 105: S1 <- V = {}", tag(&s, 0));
+            s.queued(vid(0), 0, 105 * MS).unwrap();
+            note = format!("vGPU1 wakes at 105: S1 <- V = {}", tag(&s, vid(0)));
         }
         s.completed(vgpu, 0, 10 * MS, t + 10 * MS).unwrap();
         rows.push(vec![
             format!("{}", t / MS),
             format!("{s1}"),
             format!("{s2}"),
-            format!("vGPU{}", vgpu + 1),
+            format!("vGPU{}", vgpu.index() + 1),
             note,
         ]);
         t += 10 * MS;
@@ -418,12 +419,12 @@ pub fn vmcg() -> String {
     let mut s: Box<Scheduler<4>> = Box::default();
     s.set_policy(Policy::Vmcg, 0).unwrap();
     for (id, n, cpu) in [(0u8, 34, 16u64), (1, 33, 15), (2, 33, 15)] {
-        s.create(id, 1, 512).unwrap();
-        s.start(id, 0).unwrap();
+        s.create(vid(id), 1, 512).unwrap();
+        s.start(vid(id), 0).unwrap();
         for _ in 0..n {
-            s.queued(id, 0, 0).unwrap();
+            s.queued(vid(id), 0, 0).unwrap();
         }
-        s.cpu_time(id, cpu * MS).unwrap();
+        s.cpu_time(vid(id), cpu * MS).unwrap();
     }
     let mut rows = Vec::new();
     let mut order = Vec::new();
@@ -433,7 +434,7 @@ pub fn vmcg() -> String {
         }
     }
     for (id, name) in [(0, "DomU1 teapot"), (1, "DomU2 gear"), (2, "DomU3 gear")] {
-        let st = s.stats(id).unwrap();
+        let st = s.stats(vid(id)).unwrap();
         rows.push(vec![
             name.to_string(),
             st.queue_depth.to_string(),
@@ -449,7 +450,7 @@ pub fn vmcg() -> String {
     let _ = writeln!(
         o,
         "service order: {:?} (descending slice)\n",
-        order.iter().map(|i| i + 1).collect::<Vec<_>>()
+        order.iter().map(|i| i.index() + 1).collect::<Vec<_>>()
     );
     o.push_str("# lambda from the teapot FPS (Fig. 5c)\n");
     let l = |f: [u64; 3]| metrics::fairness(f.iter().map(|&x| (1, x))).lambda_ppm as f64 / 1e6;

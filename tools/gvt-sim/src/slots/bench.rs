@@ -10,7 +10,10 @@ use gvt_core::slots::{
     SlotPool,
     ENTRIES_PER_SLOT, //
 };
-use gvt_core::testing::Rng;
+use gvt_core::testing::{
+    vid,
+    Rng, //
+};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -32,7 +35,7 @@ fn setup<const V: usize>(kind: AllocatorKind, n: usize, m: u16, seed: u64) -> Sl
     let mut created = 0u8;
     for i in 0..n {
         let s = 1 + r.below(u64::from((m / 3).max(1))) as u16;
-        if p.create(i as u8, s, 0).is_ok() {
+        if p.create(vid(i), s, 0).is_ok() {
             created += 1;
         }
     }
@@ -40,10 +43,10 @@ fn setup<const V: usize>(kind: AllocatorKind, n: usize, m: u16, seed: u64) -> Sl
     for t in 0..400u64 {
         let v = (r.below(u64::from(created.max(1))) * r.below(u64::from(created.max(1)))
             / u64::from(created.max(1))) as u8;
-        let _ = p.switch_in(v, t * 16 * MS);
+        let _ = p.switch_in(vid(v), t * 16 * MS);
     }
     for id in 0..created {
-        let _ = p.sample(id, (r.below(1_000_000)) as u32, 10_000 * MS);
+        let _ = p.sample(vid(id), (r.below(1_000_000)) as u32, 10_000 * MS);
     }
     let _ = p.tick(20_000 * MS);
     p
@@ -63,10 +66,10 @@ fn measure<const V: usize>(kind: AllocatorKind, n: usize, m: u16) -> (f64, f64, 
     // Create the n-th vGPU into a pool of n-1 (the decision under the lock).
     let mut pre = setup::<V>(kind, n, m, 99);
     let last = (n - 1) as u8;
-    let _ = pre.destroy(last, 0);
+    let _ = pre.destroy(vid(last), 0);
     let create = time(iters, || {
         let mut p = pre;
-        black_box(p.create(last, (m / 4).max(1), 30_000 * MS).ok());
+        black_box(p.create(vid(last), (m / 4).max(1), 30_000 * MS).ok());
     }) - time(iters, || {
         black_box(pre);
     });
@@ -74,7 +77,7 @@ fn measure<const V: usize>(kind: AllocatorKind, n: usize, m: u16) -> (f64, f64, 
     let mut k = 0u8;
     let switch = time(iters * 10, || {
         k = (k + 1) % n as u8;
-        black_box(sp.switch_in(k, 30_000 * MS).ok());
+        black_box(sp.switch_in(vid(k), 30_000 * MS).ok());
     });
     let replace = time(iters, || {
         let mut p = base;
@@ -217,7 +220,7 @@ pub fn copy_bench() -> Table {
     })
     .expect("pool");
     for i in 0..15u8 {
-        p.create(i, [6, 11, 16][usize::from(i % 3)], 0)
+        p.create(vid(i), [6, 11, 16][usize::from(i % 3)], 0)
             .expect("create");
     }
     let mut best = f64::MAX;
@@ -225,7 +228,7 @@ pub fn copy_bench() -> Table {
     for _ in 0..20 {
         let ns = time(20_000, || {
             k += 1;
-            black_box(p.switch_in((k % 15) as u8, k / 64 * MS).ok());
+            black_box(p.switch_in(vid(k % 15), k / 64 * MS).ok());
         });
         best = best.min(ns);
     }

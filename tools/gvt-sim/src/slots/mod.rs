@@ -18,7 +18,10 @@ use gvt_core::slots::{
     PoolConfig,
     ENTRIES_PER_SLOT, //
 };
-use gvt_core::testing::Rng;
+use gvt_core::testing::{
+    vid,
+    Rng, //
+};
 use policy::{
     PolicyKind,
     Pool, //
@@ -67,16 +70,16 @@ pub fn repro() -> Vec<Table> {
         &["source", "P", "K", "shared slots"],
     );
     let specs: [layout::Spec; 4] = [
-        (0, 4, 0, 0, 0),
-        (1, 4, 1, 0, 0),
-        (2, 3, 2, 0, 0),
-        (3, 2, 3, 0, 0),
+        (vid(0), 4, 0, 0, 0),
+        (vid(1), 4, 1, 0, 0),
+        (vid(2), 3, 2, 0, 0),
+        (vid(3), 2, 3, 0, 0),
     ];
     let mut out = [0u16; 4];
     let k = layout::algorithm1::<4>(&specs, 5, &mut out);
     let mut p = pool(5, AllocatorKind::DymSize);
     for (i, s) in [4u16, 4, 3, 2].iter().enumerate() {
-        p.create(i as u8, *s, 0).expect("create");
+        p.create(vid(i), *s, 0).expect("create");
     }
     t1.row(vec![
         "paper".into(),
@@ -91,7 +94,7 @@ pub fn repro() -> Vec<Table> {
         "-".into(),
     ]);
     let starts: Vec<u16> = (0..4)
-        .map(|i| p.placement(i).expect("placed").start)
+        .map(|i| p.placement(vid(i)).expect("placed").start)
         .collect();
     t1.row(vec![
         "pool, created one by one".into(),
@@ -121,11 +124,11 @@ pub fn repro() -> Vec<Table> {
         ] {
             let mut p = pool(12, k);
             for i in 0..4 {
-                p.create(i, 6, 0).expect("create");
+                p.create(vid(i), 6, 0).expect("create");
             }
             for r in 0..n {
                 for i in 0..4u8 {
-                    p.switch_in(i, (r * 64 + u64::from(i) * 16) * MS)
+                    p.switch_in(vid(i), (r * 64 + u64::from(i) * 16) * MS)
                         .expect("switch");
                 }
             }
@@ -153,7 +156,7 @@ pub fn repro() -> Vec<Table> {
 pub fn ideal_round(vms: &[VmSpec], kind: AllocatorKind) -> Option<u64> {
     let mut p = pool(54, kind);
     for (i, v) in vms.iter().enumerate() {
-        p.create(i as u8, v.slots, 0).ok()?;
+        p.create(vid(i), v.slots, 0).ok()?;
     }
     let n = vms.len() as u8;
     let mut now = 0u64;
@@ -162,10 +165,10 @@ pub fn ideal_round(vms: &[VmSpec], kind: AllocatorKind) -> Option<u64> {
         let before = p.totals().slot_copies();
         for i in 0..n {
             *now += 16;
-            p.switch_in(i, *now * MS).expect("switch");
+            p.switch_in(vid(i), *now * MS).expect("switch");
             if *now % 1000 < 16 {
                 for j in 0..n {
-                    p.sample(j, 1_000_000 / u32::from(n), *now * MS)
+                    p.sample(vid(j), 1_000_000 / u32::from(n), *now * MS)
                         .expect("sample");
                 }
                 p.tick(*now * MS);
@@ -249,7 +252,7 @@ fn mean_bound(
         let specs: Vec<layout::Spec> = sizes
             .iter()
             .enumerate()
-            .map(|(i, &z)| (i as u8, z, i as u32, 0, 16))
+            .map(|(i, &z)| (vid(i), z, i as u32, 0, 16))
             .collect();
         let mut starts = vec![0u16; sizes.len()];
         layout::cost_layout::<16, 64, 8192>(&specs, c.slots, &r.trace, &mut starts);

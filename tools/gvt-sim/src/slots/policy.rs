@@ -19,7 +19,7 @@ use gvt_core::sched::{
     Scheduler, //
 };
 use gvt_core::slots::SlotPool;
-use gvt_core::VgpuId;
+use gvt_core::testing::vid;
 
 /// The pool type of the simulator: 16 vGPUs, 64 slots.
 pub type Pool = SlotPool<16, 64>;
@@ -88,11 +88,6 @@ pub trait Sched {
     /// its first dispatch. The core's policies see it as engine time that
     /// nobody is charged for; round robin starts the quantum after it.
     fn switch_time(&mut self, _ns: u64) {}
-}
-
-/// The core's id of the simulator's vGPU index `id`.
-fn vid(id: usize) -> VgpuId {
-    VgpuId::try_from(id).expect("vGPU index fits an id")
 }
 
 /// Adapter over `gvt_core::sched::Scheduler`.
@@ -185,7 +180,7 @@ impl RoundRobin {
     fn order(&self, pool: &Pool) -> Vec<usize> {
         let mut o: Vec<usize> = (0..16).filter(|&i| self.present[i]).collect();
         if self.slot_aware {
-            o.sort_by_key(|&i| (pool.placement(i as u8).map(|p| p.start).unwrap_or(0), i));
+            o.sort_by_key(|&i| (pool.placement(vid(i)).map(|p| p.start).unwrap_or(0), i));
         }
         if !self.forward {
             o.reverse();

@@ -30,7 +30,10 @@ use gvt_core::slots::{
     PoolConfig,
     ENTRIES_PER_SLOT, //
 };
-use gvt_core::testing::Rng;
+use gvt_core::testing::{
+    vid,
+    Rng, //
+};
 
 /// Counts over random creation sequences.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,16 +84,16 @@ pub fn alg1_agreement(cases: u32, relocation: bool, seed: u64) -> Agreement {
         .expect("pool");
         p.set_relocation(relocation);
         for (i, &s) in sizes.iter().enumerate() {
-            let c = p.create(i as u8, s, 0).expect("create");
+            let c = p.create(vid(i), s, 0).expect("create");
             a.moves += c.moves.len() as u64;
         }
         let got: Vec<u16> = (0..n)
-            .map(|i| p.placement(i as u8).expect("placed").start)
+            .map(|i| p.placement(vid(i)).expect("placed").start)
             .collect();
         let specs: Vec<layout::Spec> = sizes
             .iter()
             .enumerate()
-            .map(|(i, &s)| (i as u8, s, i as u32, 0, 0))
+            .map(|(i, &s)| (vid(i), s, i as u32, 0, 0))
             .collect();
         let mut want = vec![0u16; n];
         layout::algorithm1::<16>(&specs, m, &mut want);

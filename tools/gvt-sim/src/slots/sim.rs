@@ -19,7 +19,10 @@ use gvt_core::slots::{
     PoolConfig,
     ENTRIES_PER_SLOT, //
 };
-use gvt_core::testing::Rng;
+use gvt_core::testing::{
+    vid,
+    Rng, //
+};
 
 /// Simulation parameters.
 #[derive(Clone, Copy, Debug)]
@@ -131,7 +134,7 @@ pub fn simulate(
     let mut sched = make(policy);
     let mut st: Vec<Vm> = Vec::new();
     for (i, v) in vms.iter().enumerate() {
-        pool.create(i as u8, v.slots, 0).expect("create");
+        pool.create(vid(i), v.slots, 0).expect("create");
         sched.add(i, v.weight(), u32::from(v.slots) * 64, 0);
         let (_, think) = v.class.frame_ns();
         st.push(Vm {
@@ -161,7 +164,7 @@ pub fn simulate(
                 let pick = sched.pick(now, &pool);
                 if let Some(v) = pick {
                     if ctx != Some(v) {
-                        let plan = pool.switch_in(v as u8, now).expect("switch_in");
+                        let plan = pool.switch_in(vid(v), now).expect("switch_in");
                         res.switches += 1;
                         res.trace.push(v as u8);
                         ctx = Some(v);
@@ -238,7 +241,7 @@ pub fn simulate(
         if now >= next_sample {
             for (id, vm) in st.iter_mut().enumerate() {
                 let ppm = (vm.busy_window.min(SEC) * 1_000_000 / SEC) as u32;
-                pool.sample(id as u8, ppm, now).expect("sample");
+                pool.sample(vid(id), ppm, now).expect("sample");
                 vm.busy_window = 0;
                 sched.cpu_time(id, vm.cpu_ns);
             }
@@ -248,10 +251,10 @@ pub fn simulate(
     }
     res.totals = pool.totals();
     res.per_vm = (0..vms.len())
-        .map(|i| pool.stats(i as u8).unwrap_or_default())
+        .map(|i| pool.stats(vid(i)).unwrap_or_default())
         .collect();
     res.starts = (0..vms.len())
-        .map(|i| pool.placement(i as u8).map(|p| p.start).unwrap_or(0))
+        .map(|i| pool.placement(vid(i)).map(|p| p.start).unwrap_or(0))
         .collect();
     res
 }

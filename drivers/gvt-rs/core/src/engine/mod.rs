@@ -263,7 +263,7 @@ impl<const V: usize> VgpuTable<V> {
         O: Observer + ?Sized,
     {
         let limit = cfg.vgpu_limit(V);
-        let (id, slot) = (0..=VgpuId::MAX)
+        let (id, slot) = VgpuId::ALL
             .zip(self.meta.iter_mut().take(limit))
             .find(|(_, m)| m.is_none())
             .ok_or(Error::NoSpace)?;
@@ -428,7 +428,7 @@ impl<const V: usize> VgpuTable<V> {
     {
         if now.saturating_sub(self.last_cpu_ns) >= CPU_SAMPLE_NS {
             self.last_cpu_ns = now;
-            for id in (0..=VgpuId::MAX).take(V) {
+            for id in VgpuId::ALL.take(V) {
                 if !sched.sample_view(id).is_some_and(|(started, _)| started) {
                     continue;
                 }
@@ -445,7 +445,7 @@ impl<const V: usize> VgpuTable<V> {
             return;
         }
         self.last_sample_ns = now;
-        for (id, meta) in (0..=VgpuId::MAX).zip(self.meta.iter_mut()) {
+        for (id, meta) in VgpuId::ALL.zip(self.meta.iter_mut()) {
             let (Some(m), Some(busy)) = (meta, sched.sample_view(id).map(|(_, busy)| busy)) else {
                 continue;
             };

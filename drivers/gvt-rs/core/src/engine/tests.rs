@@ -19,6 +19,7 @@ use crate::slots::{
     ENTRIES_PER_SLOT, //
 };
 use crate::testing::{
+    vid,
     Event,
     Recorder, //
 };
@@ -52,7 +53,7 @@ fn placement_and_scheduling_are_separate_steps() {
     assert_eq!(g.available_mb(256, 0), 2);
     let a = g.place(256, 0, 4, 0).unwrap();
     let b = g.place(256, 0, 8, 0).unwrap();
-    assert_eq!((a, b), (0, 1));
+    assert_eq!((a, b), (vid(0), vid(1)));
     assert_eq!(g.place(256, 0, 4, 0), Err(Error::NoSpace));
     assert_eq!(g.available_mb(256, 0), 0);
     // Placed, not yet in the scheduler.
@@ -86,12 +87,12 @@ fn placement_and_scheduling_are_separate_steps() {
 fn the_table_reuses_the_lowest_free_id_and_refuses_a_fifth_vgpu() {
     let mut g = i915(16);
     for want in 0..4 {
-        assert_eq!(g.place(64, 0, 1, 0), Ok(want));
+        assert_eq!(g.place(64, 0, 1, 0), Ok(vid(want)));
     }
     assert_eq!(g.available_mb(64, 0), 0);
     assert_eq!(g.place(64, 0, 1, 0), Err(Error::NoSpace));
-    g.unplace(2, 0).unwrap();
-    assert_eq!(g.place(64, 0, 1, 0), Ok(2));
+    g.unplace(vid(2), 0).unwrap();
+    assert_eq!(g.place(64, 0, 1, 0), Ok(vid(2)));
 }
 
 #[test]
@@ -249,7 +250,7 @@ fn samples_feed_vmcg_the_vm_cpu_time_and_the_pool_its_utilization() {
     let full = g.sched.stats(a).map(|s| (s.started, s.busy_ns));
     assert_eq!(g.sched.sample_view(a), full);
     assert_eq!(full, Some((true, period / 2)));
-    assert_eq!(g.sched.sample_view(3), None);
+    assert_eq!(g.sched.sample_view(vid(3)), None);
 }
 
 #[test]
@@ -267,7 +268,7 @@ fn the_gpu_takes_at_most_its_max_vgpus() {
         crate::testing::Gpu::new(cfg, AllocatorKind::Gscale, Recorder::counting()).unwrap();
     for n in 0..64u8 {
         assert_eq!(g.available_mb(64, 16), u32::from(64 - n));
-        assert_eq!(g.place(64, 16, 1, 0), Ok(n));
+        assert_eq!(g.place(64, 16, 1, 0), Ok(vid(n)));
     }
     assert_eq!(g.available_mb(64, 16), 0);
     assert_eq!(g.place(64, 16, 1, 0), Err(Error::NoSpace));
@@ -280,14 +281,14 @@ fn the_gpu_takes_at_most_its_max_vgpus() {
         crate::testing::Gpu::new(small, AllocatorKind::Gscale, Recorder::counting()).unwrap();
     assert_eq!(g.available_mb(64, 16), 3);
     for n in 0..3u8 {
-        assert_eq!(g.place(64, 16, 1, 0), Ok(n));
+        assert_eq!(g.place(64, 16, 1, 0), Ok(vid(n)));
     }
     assert_eq!(g.available_mb(64, 16), 0);
     assert_eq!(g.place(64, 16, 1, 0), Err(Error::NoSpace));
     assert_eq!(g.table.len(), 3);
-    g.unplace(1, 0).unwrap();
+    g.unplace(vid(1), 0).unwrap();
     assert_eq!(g.available_mb(64, 16), 1);
-    assert_eq!(g.place(64, 16, 1, 0), Ok(1));
+    assert_eq!(g.place(64, 16, 1, 0), Ok(vid(1)));
 }
 
 /// Three vGPUs sharing 4 slots (gscale, the low region shared), as the
@@ -329,11 +330,11 @@ fn decide_leaves_the_switch_in_load_to_the_caller() {
             if let Some(prev) = g.sched.current() {
                 g.sched.cancelled(prev, 0).unwrap();
             }
-            g.sched.queued(id, 0, 0).unwrap();
+            g.sched.queued(vid(id), 0, 0).unwrap();
         }
-        assert_eq!(whole.pick(now), Ok(Some(id)));
+        assert_eq!(whole.pick(now), Ok(Some(vid(id))));
         let d = decide(&mut split, now);
-        assert_eq!(d.vgpu(), Some(id));
+        assert_eq!(d.vgpu(), Some(vid(id)));
         assert!(d.loads());
         // Decided: the switch is told, nothing is loaded yet, and the pool
         // already names the vGPU the owner of its whole range, but does not
@@ -341,25 +342,28 @@ fn decide_leaves_the_switch_in_load_to_the_caller() {
         // goes to its private copy, and no other vGPU's switch-in or
         // placement takes the slots as free.
         let decided = split.rec.take();
-        assert!(matches!(decided.first(), Some(Event::Switched(_, Some(n))) if *n == id));
+        assert!(matches!(decided.first(), Some(Event::Switched(_, Some(n))) if *n == vid(id)));
         assert!(!decided.iter().any(|e| matches!(
             e,
             Event::LoadGtt { .. } | Event::LoadLowGtt(_) | Event::GttLoaded { .. }
         )));
-        assert!(!split.pool.resident(id));
-        let pl = split.pool.placement(id).unwrap();
-        assert!((pl.start..pl.start + pl.slots).all(|s| split.pool.owner(s) == Some(id)));
+        assert!(!split.pool.resident(vid(id)));
+        let pl = split.pool.placement(vid(id)).unwrap();
+        assert!((pl.start..pl.start + pl.slots).all(|s| split.pool.owner(s) == Some(vid(id))));
         // The load: the same calls, in the same order, as `pick`'s.
-        assert_eq!(d.load(&mut split.pool, &split.rec, &split.rec), Some(id));
-        assert!(split.pool.resident(id));
+        assert_eq!(
+            d.load(&mut split.pool, &split.rec, &split.rec),
+            Some(vid(id))
+        );
+        assert!(split.pool.resident(vid(id)));
         let mut events = decided;
         events.extend(split.rec.take());
         let all = whole.rec.take();
         assert_eq!(events, all);
         assert!(all
             .iter()
-            .any(|e| matches!(e, Event::LoadGtt { id: l, .. } if *l == id)));
-        assert!(all.contains(&Event::LoadLowGtt(id)));
+            .any(|e| matches!(e, Event::LoadGtt { id: l, .. } if *l == vid(id))));
+        assert!(all.contains(&Event::LoadLowGtt(vid(id))));
     }
     assert_eq!(whole.rec.gtt_entries(), split.rec.gtt_entries());
     assert_eq!(
@@ -369,12 +373,15 @@ fn decide_leaves_the_switch_in_load_to_the_caller() {
     // Its turn again, or the idle vGPU: nothing to load.
     let now = 10 * MS;
     let d = decide(&mut split, now);
-    assert_eq!((d.vgpu(), d.loads()), (Some(1), false));
-    assert_eq!(d.load(&mut split.pool, &split.rec, &split.rec), Some(1));
-    split.sched.cancelled(1, 0).unwrap();
+    assert_eq!((d.vgpu(), d.loads()), (Some(vid(1)), false));
+    assert_eq!(
+        d.load(&mut split.pool, &split.rec, &split.rec),
+        Some(vid(1))
+    );
+    split.sched.cancelled(vid(1), 0).unwrap();
     let d = decide(&mut split, 11 * MS);
     assert_eq!((d.vgpu(), d.loads()), (None, false));
-    assert_eq!(split.rec.take(), [Event::Switched(Some(1), None)]);
+    assert_eq!(split.rec.take(), [Event::Switched(Some(vid(1)), None)]);
 }
 
 /// A gscale GPU of 8 slots with a six-slot vGPU (0) and a one-slot vGPU
@@ -395,12 +402,12 @@ fn six_slot_switch_in() -> (Gpu, Load<4, 16>) {
         g.sched.start(id, 0).unwrap();
     }
     g.sched.set_policy(Policy::Sfq, 0).unwrap();
-    g.sched.queued(0, 0, 0).unwrap();
+    g.sched.queued(vid(0), 0, 0).unwrap();
     g.rec.take();
     let d = decide(&mut g, MS);
-    assert_eq!(d.vgpu(), Some(0));
+    assert_eq!(d.vgpu(), Some(vid(0)));
     let load = d.into_load().unwrap();
-    assert_eq!(load.vgpu(), 0);
+    assert_eq!(load.vgpu(), vid(0));
     g.rec.take();
     (g, load)
 }
@@ -416,59 +423,65 @@ fn held(g: &Gpu, id: VgpuId) -> vec::Vec<u16> {
 #[test]
 fn a_switch_in_loads_a_slot_per_step() {
     let (mut g, mut load) = six_slot_switch_in();
-    let pl = g.pool.placement(0).unwrap();
+    let pl = g.pool.placement(vid(0)).unwrap();
     assert_eq!(pl.slots, 6);
-    assert!(held(&g, 0).is_empty());
+    assert!(held(&g, vid(0)).is_empty());
     // Six steps of one slot each, in slot order; the hardware holds each
     // from its step on, and no other before: a guest's GTT access between
     // steps (`slot_of`, the kernel's `with_residency`) goes to the hardware
     // only there, elsewhere to the private copy, never to the entries of
     // the slots' previous tenant.
-    let accesses =
-        |g: &Gpu| -> vec::Vec<bool> { (0..6).map(|r| g.pool.slot_of(0, r).unwrap().1).collect() };
+    let accesses = |g: &Gpu| -> vec::Vec<bool> {
+        (0..6)
+            .map(|r| g.pool.slot_of(vid(0), r).unwrap().1)
+            .collect()
+    };
     assert_eq!(accesses(&g), [false; 6]);
-    assert_eq!(g.pool.slot_of(0, 6), Err(Error::OutOfRange));
-    assert_eq!(g.pool.slot_of(3, 0), Err(Error::Invalid));
+    assert_eq!(g.pool.slot_of(vid(0), 6), Err(Error::OutOfRange));
+    assert_eq!(g.pool.slot_of(vid(3), 0), Err(Error::Invalid));
     for i in 0..6 {
         assert!(load.step(&mut g.pool, &g.rec, &g.rec));
         let first = pl.start + i;
         assert_eq!(
             g.rec.take(),
             [Event::LoadGtt {
-                id: 0,
+                id: vid(0),
                 start: pl.start,
                 first,
                 slots: 1
             }]
         );
-        assert_eq!(held(&g, 0), (pl.start..=first).collect::<vec::Vec<_>>());
+        assert_eq!(
+            held(&g, vid(0)),
+            (pl.start..=first).collect::<vec::Vec<_>>()
+        );
         let n = usize::from(i) + 1;
         assert_eq!(
             accesses(&g),
             [[true; 6], [false; 6]].concat()[6 - n..12 - n]
         );
-        assert_eq!(g.pool.slot_of(0, i).unwrap().0, first);
+        assert_eq!(g.pool.slot_of(vid(0), i).unwrap().0, first);
     }
     // The high-GM range is held; the shared low GM is still to load.
-    assert!(g.pool.resident(0));
+    assert!(g.pool.resident(vid(0)));
     // Then the shared low GM, the last step, which tells the observer.
     assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
     assert_eq!(
         g.rec.take(),
         [
-            Event::LoadLowGtt(0),
+            Event::LoadLowGtt(vid(0)),
             Event::GttLoaded {
-                id: 0,
+                id: vid(0),
                 entries: 7 * u64::from(ENTRIES_PER_SLOT),
                 reload: false
             }
         ]
     );
-    assert!(g.pool.resident(0));
+    assert!(g.pool.resident(vid(0)));
     // Done: a further step does nothing.
     assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
     assert!(g.rec.take().is_empty());
-    assert!(g.ensure_resident(0, false));
+    assert!(g.ensure_resident(vid(0), false));
     assert_eq!(g.rec.inconsistencies(), 0);
 }
 
@@ -478,7 +491,7 @@ fn a_reset_between_load_steps_leaves_the_rest_to_the_reload() {
     for _ in 0..2 {
         assert!(load.step(&mut g.pool, &g.rec, &g.rec));
     }
-    assert_eq!(held(&g, 0).len(), 2);
+    assert_eq!(held(&g, vid(0)).len(), 2);
     // Between two steps, the slot lock released: a GPU reset rewrote the
     // hardware GTT. The load's remaining steps find nothing of the vGPU's
     // pending and load nothing; the observer hears of the two slots loaded.
@@ -488,16 +501,16 @@ fn a_reset_between_load_steps_leaves_the_rest_to_the_reload() {
     assert_eq!(
         g.rec.take(),
         [Event::GttLoaded {
-            id: 0,
+            id: vid(0),
             entries: 2 * u64::from(ENTRIES_PER_SLOT),
             reload: false
         }]
     );
     // Nothing is held: before its dispatch, the vGPU's range is reloaded
     // whole (drained), a slot per step.
-    assert!(held(&g, 0).is_empty());
-    assert!(!g.ensure_resident(0, false));
-    let Resident::Reload(mut reload) = check_resident(&mut g.pool, &g.rec, 0, true) else {
+    assert!(held(&g, vid(0)).is_empty());
+    assert!(!g.ensure_resident(vid(0), false));
+    let Resident::Reload(mut reload) = check_resident(&mut g.pool, &g.rec, vid(0), true) else {
         panic!("a range nobody holds must be reloaded");
     };
     let mut steps = 0;
@@ -512,8 +525,8 @@ fn a_reset_between_load_steps_leaves_the_rest_to_the_reload() {
         .filter(|e| matches!(e, Event::LoadGtt { slots: 1, .. }))
         .collect();
     assert_eq!(loads.len(), 6);
-    assert_eq!(held(&g, 0).len(), 6);
-    assert!(g.pool.resident(0));
+    assert_eq!(held(&g, vid(0)).len(), 6);
+    assert!(g.pool.resident(vid(0)));
 }
 
 #[test]
@@ -524,12 +537,12 @@ fn a_slot_taken_between_load_steps_is_not_loaded() {
     // Between steps, the vGPU is removed (its slots forgotten) and another
     // takes its id and slots: the load must not write the old tenant's
     // entries over the new one's, nor count them.
-    g.sched.cancelled(0, 0).unwrap();
-    g.sched.stop(0, MS).unwrap();
-    g.detach(0).unwrap();
-    g.unplace(0, MS).unwrap();
+    g.sched.cancelled(vid(0), 0).unwrap();
+    g.sched.stop(vid(0), MS).unwrap();
+    g.detach(vid(0)).unwrap();
+    g.unplace(vid(0), MS).unwrap();
     let again = g.place(6 * 64, 16, 1, MS).unwrap();
-    assert_eq!(again, 0);
+    assert_eq!(again, vid(0));
     g.rec.take();
     assert!(!load.step(&mut g.pool, &g.rec, &g.rec));
     let events = g.rec.take();
@@ -537,9 +550,9 @@ fn a_slot_taken_between_load_steps_is_not_loaded() {
         .iter()
         .any(|e| matches!(e, Event::LoadGtt { .. } | Event::LoadLowGtt(_))));
     assert!(events.contains(&Event::GttLoaded {
-        id: 0,
+        id: vid(0),
         entries: u64::from(ENTRIES_PER_SLOT),
         reload: false
     }));
-    assert!(held(&g, 0).is_empty());
+    assert!(held(&g, vid(0)).is_empty());
 }

@@ -45,7 +45,7 @@
 //! predicted submission (O(p)); the end of a fairness window (once per
 //! `fairness_window_ms`), a `sfq_slice_us` change under `eevdf`, and
 //! lifecycle and policy changes are O(N). `gvt-bench` measures every call
-//! at 4, 16, 64 and 256 vGPUs (`results-scheduling.rst`).
+//! at 4, 16 and 64 vGPUs (`results-scheduling.rst`).
 //!
 //! # Layout
 //!
@@ -113,8 +113,10 @@ pub use stats::{
 pub use tunables::Tunable;
 pub use vchannel::MAX_ENGINES;
 
-/// Largest supported number of vGPUs per scheduler.
-pub const MAX_VGPUS: usize = BITS;
+/// Largest supported number of vGPUs per scheduler: one bit of a vGPU set
+/// each.
+pub use super::MAX_VGPUS;
+const _: () = assert!(MAX_VGPUS <= BITS);
 
 /// Smallest and largest vGPU weight (the range of cgroup v2 `cpu.weight`;
 /// GVT-g's types use 2, 4, 8 and 16).

@@ -932,5 +932,5 @@ fn live_mut(v: &mut [Vgpu], id: usize) -> Result<&mut Vgpu, Error> {
 /// [`VgpuId`] (the internal tables are indexed by `usize`), so this is
 /// `None` only for an index that cannot exist.
 fn id_of(i: usize) -> Option<VgpuId> {
-    VgpuId::try_from(i).ok()
+    VgpuId::new(i)
 }

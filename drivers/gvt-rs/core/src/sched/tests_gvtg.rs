@@ -24,14 +24,10 @@ use super::*;
 use crate::engine::GpuConfig;
 use crate::slots::AllocatorKind;
 use crate::testing::{
+    vid,
     Gpu,
     Recorder, //
 };
-
-/// A test's vGPU index (it also indexes the test's own tables) as an id.
-fn vid(i: usize) -> VgpuId {
-    VgpuId::try_from(i).unwrap()
-}
 use std::collections::VecDeque;
 use std::vec;
 use std::vec::Vec;
@@ -274,37 +270,40 @@ fn shares(busy: &[u64]) -> Vec<f64> {
 fn switch_step_follows_the_turn() {
     let mut s = Scheduler::<4>::new();
     s.set_policy(Policy::Sfq, 0).unwrap();
-    s.create(0, 1, 512).unwrap();
-    s.start(0, 0).unwrap();
-    s.queued(0, 0, 0).unwrap();
+    s.create(vid(0), 1, 512).unwrap();
+    s.start(vid(0), 0).unwrap();
+    s.queued(vid(0), 0, 0).unwrap();
     assert_eq!(s.switch_step(0), SwitchStep::Pick);
-    assert!(matches!(s.pick(0), Ok(Pick::Run { vgpu: 0, .. })));
-    assert!(s.may_dispatch(0, 0, 0));
-    s.dispatched(0, 0, 0, 0).unwrap();
+    assert!(matches!(s.pick(0), Ok(Pick::Run { vgpu, .. }) if vgpu == vid(0)));
+    assert!(s.may_dispatch(vid(0), 0, 0));
+    s.dispatched(vid(0), 0, 0, 0).unwrap();
     assert_eq!(s.switch_step(US), SwitchStep::Keep);
     // The turn ends with the workload still in flight: drain first.
     let late = 100 * MS;
     assert_eq!(s.switch_step(late), SwitchStep::Drain);
-    s.queued(0, 0, late).unwrap();
-    assert!(!s.may_dispatch(0, 0, late));
-    s.completed(0, 0, late, late).unwrap();
+    s.queued(vid(0), 0, late).unwrap();
+    assert!(!s.may_dispatch(vid(0), 0, late));
+    s.completed(vid(0), 0, late, late).unwrap();
     assert_eq!(s.switch_step(late), SwitchStep::Pick);
 }
 
 #[test]
 fn cancelled_forgets_queued_work_only() {
     let mut s = Scheduler::<4>::new();
-    s.create(1, 1, 512).unwrap();
-    s.start(1, 0).unwrap();
-    assert_eq!(s.cancelled(1, 0), Err(Error::Invalid));
-    s.queued(1, 0, 0).unwrap();
-    s.queued(1, 0, 0).unwrap();
-    assert_eq!(s.cancelled(1, 0), Ok(()));
-    assert_eq!(s.stats(1).unwrap().queue_depth, 1);
-    assert_eq!(s.cancelled(1, ENGINES + MAX_ENGINES), Err(Error::Invalid));
-    assert_eq!(s.cancelled(3, 0), Err(Error::Invalid));
-    s.stop(1, 0).unwrap();
-    assert_eq!(s.cancelled(1, 0), Err(Error::Invalid));
+    s.create(vid(1), 1, 512).unwrap();
+    s.start(vid(1), 0).unwrap();
+    assert_eq!(s.cancelled(vid(1), 0), Err(Error::Invalid));
+    s.queued(vid(1), 0, 0).unwrap();
+    s.queued(vid(1), 0, 0).unwrap();
+    assert_eq!(s.cancelled(vid(1), 0), Ok(()));
+    assert_eq!(s.stats(vid(1)).unwrap().queue_depth, 1);
+    assert_eq!(
+        s.cancelled(vid(1), ENGINES + MAX_ENGINES),
+        Err(Error::Invalid)
+    );
+    assert_eq!(s.cancelled(vid(3), 0), Err(Error::Invalid));
+    s.stop(vid(1), 0).unwrap();
+    assert_eq!(s.cancelled(vid(1), 0), Err(Error::Invalid));
 }
 
 /// A reset of one engine: GVT-g stops the vGPU, discards that engine's
@@ -318,28 +317,29 @@ fn single_engine_reset_keeps_the_other_engines_work_charged() {
         for keep in [true, false] {
             let mut s = Scheduler::<4>::new();
             s.set_policy(policy, 0).unwrap();
-            s.create(1, 4, 512).unwrap();
-            s.start(1, 0).unwrap();
-            s.queued(1, 0, 0).unwrap();
-            s.queued(1, 0, 0).unwrap();
-            s.queued(1, 1, 0).unwrap();
+            s.create(vid(1), 4, 512).unwrap();
+            s.start(vid(1), 0).unwrap();
+            s.queued(vid(1), 0, 0).unwrap();
+            s.queued(vid(1), 0, 0).unwrap();
+            s.queued(vid(1), 1, 0).unwrap();
             if keep {
-                s.stop_keeping_queued(1, MS).unwrap();
+                s.stop_keeping_queued(vid(1), MS).unwrap();
             } else {
-                s.stop(1, MS).unwrap();
+                s.stop(vid(1), MS).unwrap();
             }
-            let discarded = [s.cancelled(1, 0), s.cancelled(1, 0)];
-            s.start(1, 2 * MS).unwrap();
+            let discarded = [s.cancelled(vid(1), 0), s.cancelled(vid(1), 0)];
+            s.start(vid(1), 2 * MS).unwrap();
             // tbs gives a restarted vGPU no start boost: it runs once a
             // balance gave it a time slice.
             let mut now = 2 * MS;
             let mut picked = s.pick(now);
-            while !matches!(picked, Ok(Pick::Run { vgpu: 1, .. })) && now < 500 * MS {
+            while !matches!(picked, Ok(Pick::Run { vgpu, .. }) if vgpu == vid(1)) && now < 500 * MS
+            {
                 now += MS;
                 s.tick(now);
                 picked = s.pick(now);
             }
-            let ran = s.dispatched(1, 1, 0, now);
+            let ran = s.dispatched(vid(1), 1, 0, now);
             if !keep {
                 assert_eq!(discarded, [Err(Error::Invalid); 2]);
                 assert_eq!(ran, Err(Error::Invalid), "{policy:?}");
@@ -347,13 +347,13 @@ fn single_engine_reset_keeps_the_other_engines_work_charged() {
             }
             assert_eq!(discarded, [Ok(()), Ok(())], "{policy:?}");
             assert!(
-                matches!(picked, Ok(Pick::Run { vgpu: 1, .. })),
+                matches!(picked, Ok(Pick::Run { vgpu, .. }) if vgpu == vid(1)),
                 "{policy:?}: {picked:?}"
             );
             assert_eq!(ran, Ok(()), "{policy:?}");
-            assert_eq!(s.cancelled(1, 0), Err(Error::Invalid));
-            s.completed(1, 1, 5 * MS, now + 5 * MS).unwrap();
-            let st = s.stats(1).unwrap();
+            assert_eq!(s.cancelled(vid(1), 0), Err(Error::Invalid));
+            s.completed(vid(1), 1, 5 * MS, now + 5 * MS).unwrap();
+            let st = s.stats(vid(1)).unwrap();
             assert_eq!(
                 (st.busy_ns, st.completed, st.queue_depth),
                 (5 * MS, 1, 0),

@@ -43,6 +43,7 @@ use super::plan::{
     Item,
     Items, //
 };
+use super::VgpuId;
 use core::cmp::Ordering;
 
 /// Most local-search sweeps per starting layout.
@@ -240,7 +241,7 @@ pub(crate) fn set_cost<const V: usize>(mask: u64, freq: &[u32; V]) -> u64 {
 pub(crate) fn masks<const V: usize, const M: usize>(items: &Items<V>, m: u16) -> [u64; M] {
     let mut mk = [0u64; M];
     for it in items.as_slice() {
-        set_range(&mut mk, it.start, it.size, m, bit(it.id), true);
+        set_range(&mut mk, it.start, it.size, m, bit(it.id.raw()), true);
     }
     mk
 }
@@ -300,7 +301,7 @@ pub(crate) fn penalty(size: u16, pct: u32) -> u64 {
 pub(crate) fn best_window<const V: usize, const M: usize>(
     mk: &[u64; M],
     m: u16,
-    id: u8,
+    id: VgpuId,
     size: u16,
     est: &Est<'_, V>,
     home: Option<u16>,
@@ -311,7 +312,7 @@ pub(crate) fn best_window<const V: usize, const M: usize>(
     if size == 0 {
         return None;
     }
-    let b = bit(id);
+    let b = bit(id.raw());
     let mut add = [0u64; M];
     let mut prev: Option<(u64, u64)> = None;
     for (a, &x) in add.iter_mut().zip(mk.iter()).take(usize::from(m)) {
@@ -367,7 +368,7 @@ pub(crate) fn improve<const V: usize, const M: usize>(
     for _ in 0..MAX_SWEEPS {
         let mut changed = false;
         for it in items.as_mut_slice() {
-            let b = bit(it.id);
+            let b = bit(it.id.raw());
             set_range(&mut mk, it.start, it.size, m, b, false);
             let h = home.get_by_id(it.id).map(|x| x.start);
             let p = best_window(

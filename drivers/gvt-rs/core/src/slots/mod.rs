@@ -121,10 +121,11 @@ pub mod layout {
         Item,
         Items, //
     };
+    use super::VgpuId;
 
     /// One vGPU to lay out: `(id, size in slots, tie-break sequence,
     /// utilization ppm, switch-in rate)`.
-    pub type Spec = (u8, u16, u32, u32, u32);
+    pub type Spec = (VgpuId, u16, u32, u32, u32);
 
     fn items<const V: usize>(specs: &[Spec]) -> Items<V> {
         let mut it = Items::new();

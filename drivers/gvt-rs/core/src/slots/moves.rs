@@ -23,7 +23,7 @@ pub struct Move {
 }
 
 const NO_MOVE: Move = Move {
-    id: 0,
+    id: VgpuId::FIRST,
     from: 0,
     to: 0,
     slots: 0,

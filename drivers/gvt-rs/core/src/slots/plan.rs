@@ -3,13 +3,14 @@
 //! Planning view shared by the allocators: a fixed-capacity list of the
 //! vGPUs to place, and occupancy arithmetic over a tentative placement.
 
+use super::VgpuId;
 use core::cmp::Ordering;
 
 /// One vGPU as the allocators see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Item {
     /// vGPU id (index in the pool).
-    pub id: u8,
+    pub id: VgpuId,
     /// Size in slots, 1..=pool size.
     pub size: u16,
     /// First slot (input: current placement; output: new placement).
@@ -23,7 +24,7 @@ pub(crate) struct Item {
 }
 
 const NO_ITEM: Item = Item {
-    id: 0,
+    id: VgpuId::FIRST,
     size: 0,
     start: 0,
     seq: 0,
@@ -72,7 +73,7 @@ impl<const V: usize> Items<V> {
         self.as_mut_slice().sort_unstable_by(f);
     }
 
-    pub(crate) fn get_by_id(&self, id: u8) -> Option<&Item> {
+    pub(crate) fn get_by_id(&self, id: VgpuId) -> Option<&Item> {
         self.as_slice().iter().find(|i| i.id == id)
     }
 }

@@ -45,7 +45,8 @@ use super::{
 pub const HISTORY: usize = 256;
 
 /// Largest vGPU capacity `V` (ids are bits of a `u64` in the cost model).
-pub const MAX_VGPUS: usize = 64;
+pub use super::super::MAX_VGPUS;
+const _: () = assert!(MAX_VGPUS <= u64::BITS as usize);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {
@@ -144,7 +145,7 @@ pub struct SlotPool<const V: usize, const M: usize> {
     pub(super) anchor: Option<u16>,
     pub(super) last_replace_ms: Option<u64>,
     pub(super) totals: CopyStats,
-    pub(super) current: Option<u8>,
+    pub(super) current: Option<VgpuId>,
     pub(super) hist: [u8; HISTORY],
     pub(super) hist_head: usize,
     pub(super) hist_len: usize,
@@ -394,7 +395,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let mut moves = Moves::new();
         self.generation = self.generation.wrapping_add(1);
         self.res.forget(id);
-        for h in self.hist.iter_mut().filter(|h| **h == id) {
+        for h in self.hist.iter_mut().filter(|h| **h == id.raw()) {
             *h = u8::MAX;
         }
         if self.current == Some(id) {
@@ -409,7 +410,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     // -------------------------------------------------------------- internals
 
-    pub(super) fn used(&self, id: u8) -> Result<&Vgpu, Error> {
+    pub(super) fn used(&self, id: VgpuId) -> Result<&Vgpu, Error> {
         in_use(&self.vgpus, id)
     }
 
@@ -418,9 +419,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub(super) fn active_items(&self) -> Items<V> {
         let w = self.tun.window_samples();
         let mut it = Items::new();
-        for (idx, v) in self.vgpus.iter().enumerate() {
+        for (id, v) in VgpuId::ALL.zip(self.vgpus.iter()) {
             if v.state == State::Active {
-                let mut i = item_of(u8::try_from(idx).unwrap_or(u8::MAX), v);
+                let mut i = item_of(id, v);
                 i.util = v.mon.average(w);
                 it.push(i);
             }
@@ -497,7 +498,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         }
     }
 
-    pub(super) fn park(&mut self, id: u8, moves: &mut Moves<V>) {
+    pub(super) fn park(&mut self, id: VgpuId, moves: &mut Moves<V>) {
         // Taken before the state changes: the layout `id` leaves.
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
         let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
@@ -509,7 +510,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.after_remove(&item_of(id, &v), &occ_before, moves);
     }
 
-    pub(super) fn unpark(&mut self, id: u8, moves: &mut Moves<V>) {
+    pub(super) fn unpark(&mut self, id: VgpuId, moves: &mut Moves<V>) {
         // Taken before the state changes: the layout `id` joins.
         let cur = self.active_items();
         let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
@@ -528,7 +529,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 /// vGPU `id` of `vgpus`: `OutOfRange` if not below `V`, `Invalid` if free.
 /// A free function, so that a caller can hold the vGPU while it updates
 /// the pool's other fields.
-fn in_use(vgpus: &[Vgpu], id: u8) -> Result<&Vgpu, Error> {
+fn in_use(vgpus: &[Vgpu], id: VgpuId) -> Result<&Vgpu, Error> {
     match vgpus.get(usize::from(id)) {
         None => Err(Error::OutOfRange),
         Some(v) if v.state == State::Free => Err(Error::Invalid),
@@ -537,7 +538,7 @@ fn in_use(vgpus: &[Vgpu], id: u8) -> Result<&Vgpu, Error> {
 }
 
 /// [`in_use`], mutable.
-pub(super) fn in_use_mut(vgpus: &mut [Vgpu], id: u8) -> Result<&mut Vgpu, Error> {
+pub(super) fn in_use_mut(vgpus: &mut [Vgpu], id: VgpuId) -> Result<&mut Vgpu, Error> {
     match vgpus.get_mut(usize::from(id)) {
         None => Err(Error::OutOfRange),
         Some(v) if v.state == State::Free => Err(Error::Invalid),
@@ -545,7 +546,7 @@ pub(super) fn in_use_mut(vgpus: &mut [Vgpu], id: u8) -> Result<&mut Vgpu, Error>
     }
 }
 
-pub(super) fn item_of(id: u8, v: &Vgpu) -> Item {
+pub(super) fn item_of(id: VgpuId, v: &Vgpu) -> Item {
     Item {
         id,
         size: v.size,

@@ -57,13 +57,13 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let mut moves = Moves::new();
         let thr = u64::from(self.tun.idle_threshold_ms());
         if self.kind == AllocatorKind::DymSize && thr != 0 {
-            for idx in 0..V {
-                let Some(v) = self.vgpus.get(idx).copied() else {
+            for id in VgpuId::ALL.take(V) {
+                let Some(v) = self.vgpus.get(id.index()).copied() else {
                     break;
                 };
                 if v.state == State::Active && now_ms.saturating_sub(v.mon.last_active_ms()) >= thr
                 {
-                    self.park(u8::try_from(idx).unwrap_or(u8::MAX), &mut moves);
+                    self.park(id, &mut moves);
                 }
             }
         }

@@ -19,9 +19,6 @@ use super::{
     ENTRIES_PER_SLOT, //
 };
 
-/// Owner value meaning "no vGPU's entries are resident".
-pub(crate) const NO_OWNER: u8 = u8::MAX;
-
 /// Owner of every high-GM slot and of the shared low-GM region, and whether
 /// the owner's entries are still to be loaded there.
 ///
@@ -37,18 +34,18 @@ pub(crate) const NO_OWNER: u8 = u8::MAX;
 /// or clears the flag with it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Residency<const M: usize> {
-    owner: [u8; M],
+    owner: [Option<VgpuId>; M],
     pending: [bool; M],
-    low_owner: u8,
+    low_owner: Option<VgpuId>,
     low_pending: bool,
 }
 
 impl<const M: usize> Residency<M> {
     pub(crate) const fn new() -> Self {
         Residency {
-            owner: [NO_OWNER; M],
+            owner: [None; M],
             pending: [false; M],
-            low_owner: NO_OWNER,
+            low_owner: None,
             low_pending: false,
         }
     }
@@ -58,7 +55,13 @@ impl<const M: usize> Residency<M> {
     /// owner, none, or a load of `id`'s that did not finish), and returns
     /// how many there were. They are not pending: the engine, which loads
     /// them a step at a time, marks them ([`Residency::set_pending`]).
-    pub(crate) fn switch_in(&mut self, id: u8, start: u16, size: u16, copy: &mut [bool; M]) -> u16 {
+    pub(crate) fn switch_in(
+        &mut self,
+        id: VgpuId,
+        start: u16,
+        size: u16,
+        copy: &mut [bool; M],
+    ) -> u16 {
         let range = usize::from(start)..usize::from(start.saturating_add(size));
         let mut n: u16 = 0;
         let owners = self.owner.get_mut(range.clone()).unwrap_or(&mut []);
@@ -69,8 +72,8 @@ impl<const M: usize> Residency<M> {
             .zip(pending.iter_mut())
             .zip(flags.iter_mut())
         {
-            if *o != id || *p {
-                *o = id;
+            if *o != Some(id) || *p {
+                *o = Some(id);
                 *p = false;
                 *f = true;
                 n = n.saturating_add(1);
@@ -81,47 +84,47 @@ impl<const M: usize> Residency<M> {
 
     /// Makes `id` the owner of the low-GM region; true if the hardware does
     /// not hold its entries yet.
-    pub(crate) fn take_low(&mut self, id: u8) -> bool {
-        let load = self.low_owner != id || self.low_pending;
-        self.low_owner = id;
+    pub(crate) fn take_low(&mut self, id: VgpuId) -> bool {
+        let load = self.low_owner != Some(id) || self.low_pending;
+        self.low_owner = Some(id);
         self.low_pending = false;
         load
     }
 
     /// Marks `slot`, which `id` owns, pending: the hardware does not hold
     /// `id`'s entries there until [`Residency::loaded`].
-    pub(crate) fn set_pending(&mut self, slot: u16, id: u8) {
+    pub(crate) fn set_pending(&mut self, slot: u16, id: VgpuId) {
         let s = usize::from(slot);
         if let (Some(&o), Some(p)) = (self.owner.get(s), self.pending.get_mut(s)) {
-            if o == id {
+            if o == Some(id) {
                 *p = true;
             }
         }
     }
 
     /// The low region's counterpart of [`Residency::set_pending`].
-    pub(crate) fn set_low_pending(&mut self, id: u8) {
-        if self.low_owner == id {
+    pub(crate) fn set_low_pending(&mut self, id: VgpuId) {
+        if self.low_owner == Some(id) {
             self.low_pending = true;
         }
     }
 
     /// Whether `id` owns `slot` and its entries are still to be loaded
     /// there.
-    pub(crate) fn pending(&self, slot: u16, id: u8) -> bool {
+    pub(crate) fn pending(&self, slot: u16, id: VgpuId) -> bool {
         let s = usize::from(slot);
-        self.owner.get(s) == Some(&id) && self.pending.get(s) == Some(&true)
+        self.owner.get(s) == Some(&Some(id)) && self.pending.get(s) == Some(&true)
     }
 
     /// Whether the hardware holds `id`'s entries in `slot`: `id` owns it
     /// and its load is done.
-    pub(crate) fn holds(&self, slot: u16, id: u8) -> bool {
-        self.owner.get(usize::from(slot)) == Some(&id) && !self.pending(slot, id)
+    pub(crate) fn holds(&self, slot: u16, id: VgpuId) -> bool {
+        self.owner.get(usize::from(slot)) == Some(&Some(id)) && !self.pending(slot, id)
     }
 
     /// `slot` is pending for `id`: marks it loaded and returns true. False,
     /// and nothing changes, if it is not (its owner changed meanwhile).
-    pub(crate) fn loaded(&mut self, slot: u16, id: u8) -> bool {
+    pub(crate) fn loaded(&mut self, slot: u16, id: VgpuId) -> bool {
         let load = self.pending(slot, id);
         if let (true, Some(p)) = (load, self.pending.get_mut(usize::from(slot))) {
             *p = false;
@@ -130,12 +133,12 @@ impl<const M: usize> Residency<M> {
     }
 
     /// The low region's counterpart of [`Residency::pending`].
-    pub(crate) fn low_pending(&self, id: u8) -> bool {
-        self.low_owner == id && self.low_pending
+    pub(crate) fn low_pending(&self, id: VgpuId) -> bool {
+        self.low_owner == Some(id) && self.low_pending
     }
 
     /// The low region's counterpart of [`Residency::loaded`].
-    pub(crate) fn low_loaded(&mut self, id: u8) -> bool {
+    pub(crate) fn low_loaded(&mut self, id: VgpuId) -> bool {
         let load = self.low_pending(id);
         if load {
             self.low_pending = false;
@@ -145,45 +148,38 @@ impl<const M: usize> Residency<M> {
 
     /// Forgets `id`'s residency in `[start, start + size)` (after a move: the
     /// hardware entries there are stale for everybody).
-    pub(crate) fn forget_range(&mut self, id: u8, start: u16, size: u16) {
+    pub(crate) fn forget_range(&mut self, id: VgpuId, start: u16, size: u16) {
         let range = usize::from(start)..usize::from(start.saturating_add(size));
         let owners = self.owner.get_mut(range.clone()).unwrap_or(&mut []);
         let pending = self.pending.get_mut(range).unwrap_or(&mut []);
         for (o, p) in owners.iter_mut().zip(pending.iter_mut()) {
-            if *o == id {
-                *o = NO_OWNER;
+            if *o == Some(id) {
+                *o = None;
                 *p = false;
             }
         }
     }
 
     /// Forgets every residency of `id` (destroy).
-    pub(crate) fn forget(&mut self, id: u8) {
+    pub(crate) fn forget(&mut self, id: VgpuId) {
         for (o, p) in self.owner.iter_mut().zip(self.pending.iter_mut()) {
-            if *o == id {
-                *o = NO_OWNER;
+            if *o == Some(id) {
+                *o = None;
                 *p = false;
             }
         }
-        if self.low_owner == id {
-            self.low_owner = NO_OWNER;
+        if self.low_owner == Some(id) {
+            self.low_owner = None;
             self.low_pending = false;
         }
     }
 
-    pub(crate) fn owner(&self, slot: u16) -> Option<u8> {
-        match self.owner.get(usize::from(slot)) {
-            Some(&o) if o != NO_OWNER => Some(o),
-            _ => None,
-        }
+    pub(crate) fn owner(&self, slot: u16) -> Option<VgpuId> {
+        self.owner.get(usize::from(slot)).copied().flatten()
     }
 
-    pub(crate) fn low_owner(&self) -> Option<u8> {
-        if self.low_owner == NO_OWNER {
-            None
-        } else {
-            Some(self.low_owner)
-        }
+    pub(crate) fn low_owner(&self) -> Option<VgpuId> {
+        self.low_owner
     }
 }
 
@@ -197,7 +193,7 @@ impl<const M: usize> Residency<M> {
 /// until its step.
 #[derive(Clone, Copy, Debug)]
 pub struct SwitchPlan<const V: usize, const M: usize> {
-    id: u8,
+    id: VgpuId,
     start: u16,
     size: u16,
     copy: [bool; M],
@@ -208,7 +204,7 @@ pub struct SwitchPlan<const V: usize, const M: usize> {
 }
 
 impl<const V: usize, const M: usize> SwitchPlan<V, M> {
-    pub(crate) const fn new(id: u8, start: u16, size: u16) -> Self {
+    pub(crate) const fn new(id: VgpuId, start: u16, size: u16) -> Self {
         SwitchPlan {
             id,
             start,
@@ -239,7 +235,7 @@ impl<const V: usize, const M: usize> SwitchPlan<V, M> {
     }
 
     /// The vGPU switched in.
-    pub const fn id(&self) -> u8 {
+    pub const fn id(&self) -> VgpuId {
         self.id
     }
 
@@ -344,7 +340,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.current = Some(id);
         // `hist_head` wraps below `HISTORY`, the ring's length.
         if let Some(h) = self.hist.get_mut(self.hist_head) {
-            *h = id;
+            *h = id.raw();
         }
         self.hist_head = self.hist_head.saturating_add(1);
         if self.hist_head >= HISTORY {
@@ -442,7 +438,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Makes `id`'s high-GM range resident (re-inserting it first if it is
     /// parked): the plan of slots to copy, with the moves, and their count.
-    fn load_range(&mut self, id: u8) -> Result<(SwitchPlan<V, M>, u16), Error> {
+    fn load_range(&mut self, id: VgpuId) -> Result<(SwitchPlan<V, M>, u16), Error> {
         let mut moves = Moves::new();
         if self.used(id)?.state == State::Parked {
             self.unpark(id, &mut moves);

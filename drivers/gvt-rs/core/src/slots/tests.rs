@@ -18,6 +18,7 @@ use super::layout::{
     Spec, //
 };
 use super::*;
+use crate::testing::vid;
 
 /// One millisecond in ns, the unit of the pool's `now`.
 const MS: u64 = 1_000_000;
@@ -34,7 +35,7 @@ fn pool(slots: u16, kind: AllocatorKind) -> Pool {
 }
 
 fn starts(p: &Pool, n: u8) -> Vec<u16> {
-    (0..n).map(|i| p.placement(i).unwrap().start).collect()
+    (0..n).map(|i| p.placement(vid(i)).unwrap().start).collect()
 }
 
 /// Round robin over vGPUs `0..n`, `rounds` times; returns high slot copies.
@@ -43,7 +44,7 @@ fn rr(p: &mut Pool, n: u8, rounds: u32, now: &mut u64) -> u64 {
     for _ in 0..rounds {
         for i in 0..n {
             *now += 16;
-            p.switch_in(i, *now * MS).unwrap();
+            p.switch_in(vid(i), *now * MS).unwrap();
         }
     }
     p.totals().high_slots - before
@@ -55,10 +56,10 @@ fn rr(p: &mut Pool, n: u8, rounds: u32, now: &mut u64) -> u64 {
 fn algorithm1_paper_example() {
     // M = 5, S = (4, 4, 3, 2) gives P = (0, 1, 1, 1), K = 1, L = 3.
     let specs: [Spec; 4] = [
-        (0, 4, 0, 0, 0),
-        (1, 4, 1, 0, 0),
-        (2, 3, 2, 0, 0),
-        (3, 2, 3, 0, 0),
+        (vid(0), 4, 0, 0, 0),
+        (vid(1), 4, 1, 0, 0),
+        (vid(2), 3, 2, 0, 0),
+        (vid(3), 2, 3, 0, 0),
     ];
     let mut out = [0u16; 4];
     let k = layout::algorithm1::<4>(&specs, 5, &mut out);
@@ -72,7 +73,7 @@ fn algorithm1_paper_example_through_create_rules() {
     // same layout, with copies only on the three shared slots 1..=3.
     let mut p = pool(5, AllocatorKind::DymSize);
     for (i, s) in [4u16, 4, 3, 2].iter().enumerate() {
-        let c = p.create(i as u8, *s, 0).unwrap();
+        let c = p.create(vid(i as u8), *s, 0).unwrap();
         assert!(c.moves.is_empty());
     }
     assert_eq!(starts(&p, 4), [0, 1, 1, 1]);
@@ -82,8 +83,8 @@ fn algorithm1_paper_example_through_create_rules() {
     rr(&mut p, 4, 1, &mut now);
     let steady = rr(&mut p, 4, 1, &mut now);
     // Slot 0 belongs to vGPU0 alone, slot 4 to vGPU1 alone.
-    assert_eq!(p.owner(0), Some(0));
-    assert_eq!(p.owner(4), Some(1));
+    assert_eq!(p.owner(0), Some(vid(0)));
+    assert_eq!(p.owner(4), Some(vid(1)));
     assert_eq!(steady, 3 + 3 + 3 + 2);
 }
 
@@ -93,7 +94,7 @@ fn fig4_gscale_copies_24_per_round() {
     for n in 1..=6u32 {
         let mut p = pool(12, AllocatorKind::Gscale);
         for i in 0..4 {
-            p.create(i, 6, 0).unwrap();
+            p.create(vid(i), 6, 0).unwrap();
         }
         assert_eq!(starts(&p, 4), [0, 6, 0, 6]);
         let mut now = 0;
@@ -107,7 +108,7 @@ fn fig4_better_placement_copies_18_per_round() {
     for n in 1..=6u32 {
         let mut p = pool(12, AllocatorKind::DymSize);
         for i in 0..4 {
-            p.create(i, 6, 0).unwrap();
+            p.create(vid(i), 6, 0).unwrap();
         }
         assert_eq!(starts(&p, 4), [0, 6, 6, 6]);
         let mut now = 0;
@@ -127,8 +128,8 @@ fn fig4_yes_no_scoring_would_not_reproduce_gscale() {
 fn gscale_paper_example() {
     // 5 slots, slots 1-4 (1-based) held by one VM: a 2-slot vGPU gets 4-5.
     let mut p = pool(5, AllocatorKind::Gscale);
-    p.create(0, 4, 0).unwrap();
-    assert_eq!(p.create(1, 2, 0).unwrap().start, 3);
+    p.create(vid(0), 4, 0).unwrap();
+    assert_eq!(p.create(vid(1), 2, 0).unwrap().start, 3);
 }
 
 /// Steady-state high-GM slot copies per round, M = 54, sizes 6/11/16
@@ -136,7 +137,8 @@ fn gscale_paper_example() {
 fn steady(kind: AllocatorKind, n: u8) -> u64 {
     let mut p = pool(54, kind);
     for i in 0..n {
-        p.create(i, [6, 11, 16][usize::from(i % 3)], 0).unwrap();
+        p.create(vid(i), [6, 11, 16][usize::from(i % 3)], 0)
+            .unwrap();
     }
     let mut now = 0;
     rr(&mut p, n, 2, &mut now);
@@ -162,7 +164,11 @@ fn steady_state_copies_1_1_1_mix() {
 
 #[test]
 fn algorithm1_sum_below_pool_packs_left_without_anchor() {
-    let specs: [Spec; 3] = [(0, 2, 0, 0, 0), (1, 3, 1, 0, 0), (2, 1, 2, 0, 0)];
+    let specs: [Spec; 3] = [
+        (vid(0), 2, 0, 0, 0),
+        (vid(1), 3, 1, 0, 0),
+        (vid(2), 1, 2, 0, 0),
+    ];
     let mut out = [9u16; 3];
     assert_eq!(layout::algorithm1::<4>(&specs, 10, &mut out), None);
     // Sorted 3, 2, 1: starts 0, 3, 5 (by the original order: 3, 0, 5).
@@ -171,7 +177,11 @@ fn algorithm1_sum_below_pool_packs_left_without_anchor() {
 
 #[test]
 fn algorithm1_exact_fit_anchors_last() {
-    let specs: [Spec; 3] = [(0, 3, 0, 0, 0), (1, 2, 1, 0, 0), (2, 2, 2, 0, 0)];
+    let specs: [Spec; 3] = [
+        (vid(0), 3, 0, 0, 0),
+        (vid(1), 2, 1, 0, 0),
+        (vid(2), 2, 2, 0, 0),
+    ];
     let mut out = [0u16; 3];
     // 3 + 2 = 5 = M: the strict "<" right-aligns V1 at 5 - 2 = 3 and it
     // becomes K; V2 stacks on it.
@@ -181,7 +191,11 @@ fn algorithm1_exact_fit_anchors_last() {
 
 #[test]
 fn algorithm1_first_vgpu_as_large_as_pool() {
-    let specs: [Spec; 3] = [(0, 5, 0, 0, 0), (1, 5, 1, 0, 0), (2, 1, 2, 0, 0)];
+    let specs: [Spec; 3] = [
+        (vid(0), 5, 0, 0, 0),
+        (vid(1), 5, 1, 0, 0),
+        (vid(2), 1, 2, 0, 0),
+    ];
     let mut out = [9u16; 3];
     assert_eq!(layout::algorithm1::<4>(&specs, 5, &mut out), Some(0));
     assert_eq!(out, [0, 0, 0]);
@@ -189,7 +203,11 @@ fn algorithm1_first_vgpu_as_large_as_pool() {
 
 #[test]
 fn algorithm1_ties_keep_creation_order() {
-    let specs: [Spec; 3] = [(2, 4, 0, 0, 0), (0, 4, 1, 0, 0), (1, 4, 2, 0, 0)];
+    let specs: [Spec; 3] = [
+        (vid(2), 4, 0, 0, 0),
+        (vid(0), 4, 1, 0, 0),
+        (vid(1), 4, 2, 0, 0),
+    ];
     let mut out = [0u16; 3];
     // Equal sizes keep creation order: seq 0 (id 2) at 0, seq 1 (id 0) at
     // 4, seq 2 (id 1) right-aligned at 6 and K.
@@ -201,7 +219,7 @@ fn algorithm1_ties_keep_creation_order() {
 fn vgpu_larger_than_pool_is_refused() {
     for k in AllocatorKind::ALL {
         let mut p = pool(5, k);
-        assert_eq!(p.create(0, 6, 0).unwrap_err(), Error::OutOfRange);
+        assert_eq!(p.create(vid(0), 6, 0).unwrap_err(), Error::OutOfRange);
         assert_eq!(p.in_use(), 0);
     }
 }
@@ -215,10 +233,10 @@ fn dymsize_create_compares_with_full_replacement() {
     // Algorithm 1 over {6, 5, 4}: 6 at 0, 5 at 5 (K, L = 1), 4 at 5
     // (shared 5..9 = 4 slots... counted below).
     let mut p = pool(10, AllocatorKind::DymSize);
-    p.create(0, 6, 0).unwrap();
-    p.create(1, 4, 0).unwrap();
+    p.create(vid(0), 6, 0).unwrap();
+    p.create(vid(1), 4, 0).unwrap();
     assert_eq!(starts(&p, 2), [0, 6]);
-    let c = p.create(2, 5, 0).unwrap();
+    let c = p.create(vid(2), 5, 0).unwrap();
     // A: 5 at 5 -> slots 5..9 shared: 5..5 (with 6) and 6..9 (with 4) = 5.
     // B: 6@0, 5@5, 4@5 -> slot 5 (6,5,4), 6..8 (5,4) = 4 shared: B wins.
     assert_eq!(starts(&p, 3), [0, 5, 5]);
@@ -227,7 +245,7 @@ fn dymsize_create_compares_with_full_replacement() {
     assert_eq!(
         c.moves.as_slice()[0],
         Move {
-            id: 1,
+            id: vid(1),
             from: 6,
             to: 5,
             slots: 4
@@ -240,9 +258,9 @@ fn dymsize_create_compares_with_full_replacement() {
 fn dymsize_without_relocation_never_moves() {
     let mut p = pool(10, AllocatorKind::DymSize);
     p.set_relocation(false);
-    p.create(0, 6, 0).unwrap();
-    p.create(1, 4, 0).unwrap();
-    let c = p.create(2, 5, 0).unwrap();
+    p.create(vid(0), 6, 0).unwrap();
+    p.create(vid(1), 4, 0).unwrap();
+    let c = p.create(vid(2), 5, 0).unwrap();
     assert!(c.moves.is_empty());
     assert_eq!(starts(&p, 3), [0, 6, 5]);
 }
@@ -251,15 +269,15 @@ fn dymsize_without_relocation_never_moves() {
 fn dymsize_destroy_replaces_only_when_an_exclusive_slot_is_freed() {
     let mut p = pool(5, AllocatorKind::DymSize);
     for (i, s) in [4u16, 4, 3, 2].iter().enumerate() {
-        p.create(i as u8, *s, 0).unwrap();
+        p.create(vid(i as u8), *s, 0).unwrap();
     }
     // vGPU3 (2 slots at 1) only holds shared slots: nothing moves.
-    assert!(p.destroy(3, 0).unwrap().is_empty());
+    assert!(p.destroy(vid(3), 0).unwrap().is_empty());
     // vGPU0 (0..3) holds slot 0 alone: Algorithm 1 over {4, 3}: 4 at 0,
     // 3 right-aligned at 2.
-    let mv = p.destroy(0, 0).unwrap();
-    assert_eq!(p.placement(1).unwrap().start, 0);
-    assert_eq!(p.placement(2).unwrap().start, 2);
+    let mv = p.destroy(vid(0), 0).unwrap();
+    assert_eq!(p.placement(vid(1)).unwrap().start, 0);
+    assert_eq!(p.placement(vid(2)).unwrap().start, 2);
     assert_eq!(mv.len(), 2);
 }
 
@@ -267,7 +285,7 @@ fn dymsize_destroy_replaces_only_when_an_exclusive_slot_is_freed() {
 fn dymsize_idle_vgpu_is_parked_and_reinserted() {
     let mut p = pool(12, AllocatorKind::DymSize);
     for i in 0..3 {
-        p.create(i, 6, 0).unwrap();
+        p.create(vid(i), 6, 0).unwrap();
     }
     // 6@0, 6@6 (K), 6@6.
     assert_eq!(starts(&p, 3), [0, 6, 6]);
@@ -275,44 +293,44 @@ fn dymsize_idle_vgpu_is_parked_and_reinserted() {
     // vGPU 0 and 1 keep working, vGPU 2 goes quiet.
     for t in 1..=25u64 {
         let now = t * 1000;
-        p.sample(0, 500_000, now * MS).unwrap();
-        p.sample(1, 500_000, now * MS).unwrap();
-        p.sample(2, 0, now * MS).unwrap();
+        p.sample(vid(0), 500_000, now * MS).unwrap();
+        p.sample(vid(1), 500_000, now * MS).unwrap();
+        p.sample(vid(2), 0, now * MS).unwrap();
         p.tick(now * MS);
     }
-    assert!(p.placement(2).unwrap().parked);
-    assert!(!p.placement(0).unwrap().parked);
+    assert!(p.placement(vid(2)).unwrap().parked);
+    assert!(!p.placement(vid(0)).unwrap().parked);
     // Parked vGPU 2 shared everything with vGPU 1: no re-placement, and
     // now nothing is shared among the active ones.
     assert_eq!(p.shared_slots(), 0);
     // It comes back: it keeps its range (no candidate shares fewer slots).
-    let plan = p.switch_in(2, 26_000 * MS).unwrap();
+    let plan = p.switch_in(vid(2), 26_000 * MS).unwrap();
     assert!(plan.moves().is_empty());
-    assert!(!p.placement(2).unwrap().parked);
+    assert!(!p.placement(vid(2)).unwrap().parked);
     assert_eq!(p.shared_slots(), 6);
 }
 
 #[test]
 fn dymsize_parking_exclusive_vgpu_replaces_the_others() {
     let mut p = pool(12, AllocatorKind::DymSize);
-    p.create(0, 8, 0).unwrap();
-    p.create(1, 6, 0).unwrap(); // right-aligned at 6, anchor 6
-    p.create(2, 4, 0).unwrap(); // stacks at 6
+    p.create(vid(0), 8, 0).unwrap();
+    p.create(vid(1), 6, 0).unwrap(); // right-aligned at 6, anchor 6
+    p.create(vid(2), 4, 0).unwrap(); // stacks at 6
     assert_eq!(starts(&p, 3), [0, 6, 6]);
     p.tick(0);
     for t in 1..=20u64 {
-        p.sample(1, 1, (t * 1000) * MS).unwrap();
-        p.sample(2, 1, (t * 1000) * MS).unwrap();
+        p.sample(vid(1), 1, (t * 1000) * MS).unwrap();
+        p.sample(vid(2), 1, (t * 1000) * MS).unwrap();
     }
     let mv = p.tick(20_000 * MS);
     // vGPU0 (exclusive 0..5) parked: Algorithm 1 over {6, 4} packs left
     // (6@0, 4@6, nothing shared, no anchor); only vGPU1 moves.
-    assert!(p.placement(0).unwrap().parked);
+    assert!(p.placement(vid(0)).unwrap().parked);
     assert_eq!(starts(&p, 3), [0, 0, 6]);
     assert_eq!(
         mv.as_slice(),
         [Move {
-            id: 1,
+            id: vid(1),
             from: 6,
             to: 0,
             slots: 6
@@ -321,11 +339,11 @@ fn dymsize_parking_exclusive_vgpu_replaces_the_others() {
     assert_eq!(p.dymgpu_anchor(), None);
     // When it returns: staying at 0 shares 8 slots, right-aligning at 4
     // shares 6, a full re-run (8@0, 6@6, 4@6) shares 4: the re-run wins.
-    let plan = p.switch_in(0, 21_000 * MS).unwrap();
+    let plan = p.switch_in(vid(0), 21_000 * MS).unwrap();
     assert_eq!(
         plan.moves().as_slice(),
         [Move {
-            id: 1,
+            id: vid(1),
             from: 0,
             to: 6,
             slots: 6
@@ -341,10 +359,10 @@ fn dymsize_parking_exclusive_vgpu_replaces_the_others() {
 fn algorithm2_right_aligns_each_low_util_vgpu() {
     // Utilization order 2, 0, 3, 1; M = 10.
     let specs: [Spec; 4] = [
-        (0, 4, 0, 600_000, 0),
-        (1, 3, 1, 100_000, 0),
-        (2, 5, 2, 900_000, 0),
-        (3, 2, 3, 300_000, 0),
+        (vid(0), 4, 0, 600_000, 0),
+        (vid(1), 3, 1, 100_000, 0),
+        (vid(2), 5, 2, 900_000, 0),
+        (vid(3), 2, 3, 300_000, 0),
     ];
     let mut out = [0u16; 4];
     layout::algorithm2::<4>(&specs, 10, &mut out);
@@ -356,15 +374,15 @@ fn algorithm2_right_aligns_each_low_util_vgpu() {
 fn dymutil_replaces_every_period_by_utilization() {
     let mut p = pool(12, AllocatorKind::DymUtil);
     for i in 0..3 {
-        p.create(i, 6, 0).unwrap();
+        p.create(vid(i), 6, 0).unwrap();
     }
     // Create rule: 0@0, 1@6, 2 right-aligned @6.
     assert_eq!(starts(&p, 3), [0, 6, 6]);
     p.tick(0);
     for t in 1..=20u64 {
-        p.sample(0, 10_000, (t * 1000) * MS).unwrap();
-        p.sample(1, 300_000, (t * 1000) * MS).unwrap();
-        p.sample(2, 900_000, (t * 1000) * MS).unwrap();
+        p.sample(vid(0), 10_000, (t * 1000) * MS).unwrap();
+        p.sample(vid(1), 300_000, (t * 1000) * MS).unwrap();
+        p.sample(vid(2), 900_000, (t * 1000) * MS).unwrap();
         let mv = p.tick((t * 1000) * MS);
         if t < 20 {
             assert!(mv.is_empty());
@@ -373,18 +391,18 @@ fn dymutil_replaces_every_period_by_utilization() {
     // At 20 s: order 2, 1, 0 -> 2@0, 1@6 (K), 0@6.
     assert_eq!(starts(&p, 3), [6, 6, 0]);
     assert_eq!(p.totals().moves, 2);
-    assert_eq!(p.utilization(2), Some(900_000));
+    assert_eq!(p.utilization(vid(2)), Some(900_000));
 }
 
 #[test]
 fn dymutil_window_uses_last_samples_only() {
     let mut p = pool(12, AllocatorKind::DymUtil);
-    p.create(0, 6, 0).unwrap();
+    p.create(vid(0), 6, 0).unwrap();
     p.set_util_window_ms(3000).unwrap();
     for (t, u) in [0u32, 0, 0, 300, 600, 900].iter().enumerate() {
-        p.sample(0, *u * 1000, (t as u64 * 1000) * MS).unwrap();
+        p.sample(vid(0), *u * 1000, (t as u64 * 1000) * MS).unwrap();
     }
-    assert_eq!(p.utilization(0), Some(600_000));
+    assert_eq!(p.utilization(vid(0)), Some(600_000));
 }
 
 // --------------------------------------------------------------------- static
@@ -395,15 +413,15 @@ fn static_is_exclusive_and_refuses_when_full() {
     assert_eq!(p.available_instances(6), 9);
     assert_eq!(p.available_instances_mb(1024), 3);
     for i in 0..9 {
-        p.create(i, 6, 0).unwrap();
+        p.create(vid(i), 6, 0).unwrap();
     }
     assert_eq!(p.available_instances(6), 0);
-    assert_eq!(p.create(9, 6, 0).unwrap_err(), Error::NoSpace);
+    assert_eq!(p.create(vid(9), 6, 0).unwrap_err(), Error::NoSpace);
     // Destroy one in the middle: exactly one 6-slot hole.
-    p.destroy(4, 0).unwrap();
+    p.destroy(vid(4), 0).unwrap();
     assert_eq!(p.available_instances(6), 1);
     assert_eq!(p.available_instances(7), 0);
-    assert_eq!(p.create(9, 6, 0).unwrap().start, 24);
+    assert_eq!(p.create(vid(9), 6, 0).unwrap().start, 24);
     // Sharing allocators fit more: limited by the table only.
     let g = pool(54, AllocatorKind::Gscale);
     assert_eq!(g.available_instances(6), 16);
@@ -413,8 +431,8 @@ fn static_is_exclusive_and_refuses_when_full() {
 #[test]
 fn static_copies_only_the_first_fill() {
     let mut p = pool(12, AllocatorKind::Static);
-    p.create(0, 6, 0).unwrap();
-    p.create(1, 6, 0).unwrap();
+    p.create(vid(0), 6, 0).unwrap();
+    p.create(vid(1), 6, 0).unwrap();
     let mut now = 0;
     assert_eq!(rr(&mut p, 2, 3, &mut now), 12);
     assert_eq!(p.totals().low_copies, 0);
@@ -425,25 +443,25 @@ fn static_copies_only_the_first_fill() {
 #[test]
 fn switch_in_copies_only_non_resident_slots_and_low_gm() {
     let mut p = pool(12, AllocatorKind::Gscale);
-    p.create(0, 8, 0).unwrap(); // 0..7
-    p.create(1, 6, 0).unwrap(); // 6..11 (score 2 slots) vs ... leftmost min
+    p.create(vid(0), 8, 0).unwrap(); // 0..7
+    p.create(vid(1), 6, 0).unwrap(); // 6..11 (score 2 slots) vs ... leftmost min
     assert_eq!(starts(&p, 2), [0, 6]);
-    let a = p.switch_in(0, MS).unwrap();
+    let a = p.switch_in(vid(0), MS).unwrap();
     assert_eq!(a.high_slots(), 8);
     assert!(a.copy_low());
     assert_eq!(a.entries(), 9 * 16_384);
     assert_eq!(a.copy_runs().collect::<Vec<_>>(), [(0, 8)]);
-    let b = p.switch_in(1, 2 * MS).unwrap();
+    let b = p.switch_in(vid(1), 2 * MS).unwrap();
     assert_eq!(b.high_slots(), 6);
-    let a = p.switch_in(0, 3 * MS).unwrap();
+    let a = p.switch_in(vid(0), 3 * MS).unwrap();
     assert_eq!(a.high_slots(), 2);
     assert_eq!(a.copy_runs().collect::<Vec<_>>(), [(6, 2)]);
     assert!(a.copies_slot(7) && !a.copies_slot(5));
     // Same vGPU again: nothing to copy, not even low GM.
-    let a = p.switch_in(0, 4 * MS).unwrap();
+    let a = p.switch_in(vid(0), 4 * MS).unwrap();
     assert_eq!(a.high_slots(), 0);
     assert!(!a.copy_low());
-    let s0 = p.stats(0).unwrap();
+    let s0 = p.stats(vid(0)).unwrap();
     assert_eq!((s0.switch_ins, s0.high_slots, s0.low_copies), (3, 10, 2));
     assert_eq!(p.totals().entries(), (16 + 3) * 16_384);
     assert_eq!(p.totals().slot_copies(), 16);
@@ -452,13 +470,13 @@ fn switch_in_copies_only_non_resident_slots_and_low_gm() {
 #[test]
 fn destroy_and_forget_residency() {
     let mut p = pool(12, AllocatorKind::Gscale);
-    p.create(0, 6, 0).unwrap();
-    p.switch_in(0, MS).unwrap();
-    assert_eq!(p.owner(0), Some(0));
+    p.create(vid(0), 6, 0).unwrap();
+    p.switch_in(vid(0), MS).unwrap();
+    assert_eq!(p.owner(0), Some(vid(0)));
     p.forget_residency();
     assert_eq!(p.owner(0), None);
-    assert_eq!(p.switch_in(0, 2 * MS).unwrap().high_slots(), 6);
-    p.destroy(0, 3 * MS).unwrap();
+    assert_eq!(p.switch_in(vid(0), 2 * MS).unwrap().high_slots(), 6);
+    p.destroy(vid(0), 3 * MS).unwrap();
     assert_eq!(p.owner(0), None);
     assert_eq!(p.low_owner(), None);
     assert_eq!(p.totals().high_slots, 12);
@@ -467,16 +485,16 @@ fn destroy_and_forget_residency() {
 #[test]
 fn copy_runs_split_on_resident_slots() {
     let mut p = pool(12, AllocatorKind::Gscale);
-    p.create(0, 12, 0).unwrap();
-    p.create(1, 2, 0).unwrap(); // 0..1 (all windows score 2, leftmost)
-    p.create(2, 2, 0).unwrap(); // 2..3
-    p.switch_in(0, MS).unwrap();
-    p.switch_in(1, 2 * MS).unwrap();
-    p.switch_in(2, 3 * MS).unwrap();
-    let plan = p.switch_in(0, 4 * MS).unwrap();
+    p.create(vid(0), 12, 0).unwrap();
+    p.create(vid(1), 2, 0).unwrap(); // 0..1 (all windows score 2, leftmost)
+    p.create(vid(2), 2, 0).unwrap(); // 2..3
+    p.switch_in(vid(0), MS).unwrap();
+    p.switch_in(vid(1), 2 * MS).unwrap();
+    p.switch_in(vid(2), 3 * MS).unwrap();
+    let plan = p.switch_in(vid(0), 4 * MS).unwrap();
     assert_eq!(plan.copy_runs().collect::<Vec<_>>(), [(0, 4)]);
-    p.switch_in(1, 5 * MS).unwrap();
-    let plan = p.switch_in(0, 6 * MS).unwrap();
+    p.switch_in(vid(1), 5 * MS).unwrap();
+    let plan = p.switch_in(vid(0), 6 * MS).unwrap();
     assert_eq!(plan.copy_runs().collect::<Vec<_>>(), [(0, 2)]);
 }
 
@@ -488,7 +506,7 @@ fn cost_matches_size_based_with_equal_rates() {
     // found a layout with 18 copies per round.
     let mut p = pool(12, AllocatorKind::Cost);
     for i in 0..4 {
-        p.create(i, 6, 0).unwrap();
+        p.create(vid(i), 6, 0).unwrap();
     }
     p.tick(0);
     let mut now = 0;
@@ -503,24 +521,27 @@ fn cost_gives_busy_vgpus_exclusive_slots() {
     // 12 slots, four vGPUs of 6; vGPUs 2 and 3 run 10x as often.
     let mut p = pool(12, AllocatorKind::Cost);
     for i in 0..4 {
-        p.create(i, 6, 0).unwrap();
+        p.create(vid(i), 6, 0).unwrap();
     }
     p.tick(0);
     let mut now = 0;
     for r in 0..200 {
         for i in [2u8, 3] {
             now += 16;
-            p.switch_in(i, now * MS).unwrap();
+            p.switch_in(vid(i), now * MS).unwrap();
         }
         if r % 10 == 0 {
             for i in [0u8, 1] {
                 now += 16;
-                p.switch_in(i, now * MS).unwrap();
+                p.switch_in(vid(i), now * MS).unwrap();
             }
         }
     }
     p.tick(20_000 * MS);
-    let (a, b) = (p.placement(2).unwrap().start, p.placement(3).unwrap().start);
+    let (a, b) = (
+        p.placement(vid(2)).unwrap().start,
+        p.placement(vid(3)).unwrap().start,
+    );
     assert_ne!(a, b);
     // The quiet pair shares one busy vGPU's range... or each other's: in
     // any case each busy vGPU shares with at most one quiet vGPU.
@@ -529,7 +550,7 @@ fn cost_gives_busy_vgpus_exclusive_slots() {
     for _ in 0..10 {
         for i in [2u8, 3] {
             now += 16;
-            p.switch_in(i, now * MS).unwrap();
+            p.switch_in(vid(i), now * MS).unwrap();
         }
     }
     // After the first refill, busy vGPUs alternate without copies.
@@ -539,11 +560,11 @@ fn cost_gives_busy_vgpus_exclusive_slots() {
 #[test]
 fn cost_layout_function_is_inside_pool() {
     let specs: [Spec; 5] = [
-        (0, 6, 0, 0, 160),
-        (1, 11, 1, 0, 16),
-        (2, 16, 2, 0, 320),
-        (3, 6, 3, 0, 16),
-        (4, 16, 4, 0, 16),
+        (vid(0), 6, 0, 0, 160),
+        (vid(1), 11, 1, 0, 16),
+        (vid(2), 16, 2, 0, 320),
+        (vid(3), 6, 3, 0, 16),
+        (vid(4), 16, 4, 0, 16),
     ];
     let mut out = [0u16; 5];
     layout::cost_layout::<8, 64, 16>(&specs, 30, &[], &mut out);
@@ -559,20 +580,23 @@ fn cost_layout_function_is_inside_pool() {
 #[test]
 fn errors_change_nothing() {
     let mut p = pool(12, AllocatorKind::DymSize);
-    p.create(0, 6, 0).unwrap();
-    p.switch_in(0, MS).unwrap();
+    p.create(vid(0), 6, 0).unwrap();
+    p.switch_in(vid(0), MS).unwrap();
     let snap = format!("{p:?}");
-    assert_eq!(p.create(16, 1, 0).unwrap_err(), Error::OutOfRange);
-    assert_eq!(p.create(0, 1, 0).unwrap_err(), Error::Exists);
-    assert_eq!(p.create(1, 0, 0).unwrap_err(), Error::Invalid);
-    assert_eq!(p.create(1, 13, 0).unwrap_err(), Error::OutOfRange);
-    assert_eq!(p.create_mb(1, 100, 0).unwrap_err(), Error::Invalid);
-    assert_eq!(p.create_mb(1, 0, 0).unwrap_err(), Error::Invalid);
-    assert_eq!(p.destroy(5, 0).unwrap_err(), Error::Invalid);
-    assert_eq!(p.destroy(200, 0).unwrap_err(), Error::OutOfRange);
-    assert_eq!(p.switch_in(5, 0).unwrap_err(), Error::Invalid);
-    assert_eq!(p.sample(0, 1_000_001, 0).unwrap_err(), Error::OutOfRange);
-    assert_eq!(p.sample(3, 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create(vid(16), 1, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.create(vid(0), 1, 0).unwrap_err(), Error::Exists);
+    assert_eq!(p.create(vid(1), 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create(vid(1), 13, 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.create_mb(vid(1), 100, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.create_mb(vid(1), 0, 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.destroy(vid(5), 0).unwrap_err(), Error::Invalid);
+    assert_eq!(p.destroy(vid(20), 0).unwrap_err(), Error::OutOfRange);
+    assert_eq!(p.switch_in(vid(5), 0).unwrap_err(), Error::Invalid);
+    assert_eq!(
+        p.sample(vid(0), 1_000_001, 0).unwrap_err(),
+        Error::OutOfRange
+    );
+    assert_eq!(p.sample(vid(3), 0, 0).unwrap_err(), Error::Invalid);
     assert_eq!(
         p.set_allocator(AllocatorKind::Gscale).unwrap_err(),
         Error::Busy
@@ -661,20 +685,20 @@ fn pool_capacity_is_validated() {
 fn moves_list_merges_and_drops_round_trips() {
     let mut m: Moves<4> = Moves::new();
     m.push(Move {
-        id: 1,
+        id: vid(1),
         from: 0,
         to: 5,
         slots: 2,
     });
     m.push(Move {
-        id: 2,
+        id: vid(2),
         from: 3,
         to: 3,
         slots: 2,
     });
     assert_eq!(m.len(), 1);
     m.push(Move {
-        id: 1,
+        id: vid(1),
         from: 5,
         to: 7,
         slots: 2,
@@ -682,20 +706,20 @@ fn moves_list_merges_and_drops_round_trips() {
     assert_eq!(
         m.as_slice(),
         [Move {
-            id: 1,
+            id: vid(1),
             from: 0,
             to: 7,
             slots: 2
         }]
     );
     m.push(Move {
-        id: 2,
+        id: vid(2),
         from: 1,
         to: 2,
         slots: 3,
     });
     m.push(Move {
-        id: 1,
+        id: vid(1),
         from: 7,
         to: 0,
         slots: 2,
@@ -703,7 +727,7 @@ fn moves_list_merges_and_drops_round_trips() {
     assert_eq!(
         m.as_slice(),
         [Move {
-            id: 2,
+            id: vid(2),
             from: 1,
             to: 2,
             slots: 3
@@ -718,13 +742,13 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
         let mut p = pool(12, AllocatorKind::DymUtil);
         p.set_deferred_replace(deferred);
         for i in 0..3 {
-            p.create(i, 6, 0).unwrap();
+            p.create(vid(i), 6, 0).unwrap();
         }
         p.tick(0);
         for t in 1..=20u64 {
-            p.sample(0, 10_000, (t * 1000) * MS).unwrap();
-            p.sample(1, 300_000, (t * 1000) * MS).unwrap();
-            p.sample(2, 900_000, (t * 1000) * MS).unwrap();
+            p.sample(vid(0), 10_000, (t * 1000) * MS).unwrap();
+            p.sample(vid(1), 300_000, (t * 1000) * MS).unwrap();
+            p.sample(vid(2), 900_000, (t * 1000) * MS).unwrap();
         }
         p
     };
@@ -741,7 +765,7 @@ fn deferred_replacement_matches_direct_and_detects_changes() {
     assert_eq!(p.totals(), direct.totals());
     // A plan made before a placement change is refused.
     let plan = p.clone().plan_replace();
-    p.create(3, 2, 21_000 * MS).unwrap();
+    p.create(vid(3), 2, 21_000 * MS).unwrap();
     let snap = format!("{p:?}");
     assert_eq!(p.apply_replace(&plan).unwrap_err(), Error::Busy);
     assert_eq!(format!("{p:?}"), snap);
@@ -762,15 +786,15 @@ fn reconfigure_resizes_an_empty_pool_only() {
     assert_eq!(p.reconfigure(8, 0), Ok(()));
     assert_eq!(p.slots(), 8);
     // Static: two 4-slot vGPUs fill 8 slots; a third does not fit.
-    p.create(0, 4, 0).unwrap();
-    p.create(1, 4, 0).unwrap();
-    assert_eq!(p.create(2, 4, 0).map(|c| c.start), Err(Error::NoSpace));
+    p.create(vid(0), 4, 0).unwrap();
+    p.create(vid(1), 4, 0).unwrap();
+    assert_eq!(p.create(vid(2), 4, 0).map(|c| c.start), Err(Error::NoSpace));
     assert_eq!(p.available_instances(1), 0);
     // Not while vGPUs exist, and a failed call changes nothing.
     assert_eq!(p.reconfigure(16, 0), Err(Error::Busy));
     assert_eq!(p.slots(), 8);
-    p.destroy(0, 0).unwrap();
-    p.destroy(1, 0).unwrap();
+    p.destroy(vid(0), 0).unwrap();
+    p.destroy(vid(1), 0).unwrap();
     assert_eq!(p.reconfigure(16, 0), Ok(()));
     assert_eq!(p.available_instances(4), 4);
 }
@@ -781,24 +805,24 @@ fn reconfigure_resizes_an_empty_pool_only() {
 fn reload_after_a_placement_took_the_running_vgpus_slots() {
     // gScale shares slots: B is placed over A's range while A runs.
     let mut p = pool(4, AllocatorKind::Gscale);
-    p.create(0, 4, 0).unwrap();
-    p.switch_in(0, MS).unwrap();
-    assert!(p.resident(0));
-    p.create(1, 4, 2 * MS).unwrap();
-    let b = p.placement(1).unwrap();
-    let a = p.placement(0).unwrap();
+    p.create(vid(0), 4, 0).unwrap();
+    p.switch_in(vid(0), MS).unwrap();
+    assert!(p.resident(vid(0)));
+    p.create(vid(1), 4, 2 * MS).unwrap();
+    let b = p.placement(vid(1)).unwrap();
+    let a = p.placement(vid(0)).unwrap();
     let overlap = a.start.max(b.start) < (a.start + a.slots).min(b.start + b.slots);
     assert!(overlap, "gscale shares the 4 slots: {a:?} {b:?}");
-    p.switch_in(1, 3 * MS).unwrap();
-    assert!(!p.resident(0) && p.resident(1));
+    p.switch_in(vid(1), 3 * MS).unwrap();
+    assert!(!p.resident(vid(0)) && p.resident(vid(1)));
     let switches = p.totals().switch_ins;
-    let plan = p.reload(0).unwrap();
+    let plan = p.reload(vid(0)).unwrap();
     assert!(plan.entries() > 0);
-    assert!(p.resident(0) && !p.resident(1));
+    assert!(p.resident(vid(0)) && !p.resident(vid(1)));
     // A reload is not a switch, and a resident vGPU reloads nothing.
     assert_eq!(p.totals().switch_ins, switches);
-    assert_eq!(p.reload(0).unwrap().entries(), 0);
-    assert!(!p.resident(7));
+    assert_eq!(p.reload(vid(0)).unwrap().entries(), 0);
+    assert!(!p.resident(vid(7)));
 }
 
 #[test]
@@ -806,7 +830,7 @@ fn copy_from_makes_an_identical_pool() {
     let mut p = pool(10, AllocatorKind::Cost);
     p.set_deferred_replace(true);
     for (i, size) in [(0u8, 4u16), (1, 2), (2, 6), (3, 1)] {
-        p.create(i, size, 0).unwrap();
+        p.create(vid(i), size, 0).unwrap();
     }
     let mut now = 0;
     rr(&mut p, 4, 5, &mut now);

@@ -14,6 +14,7 @@ extern crate std;
 use std::eprintln;
 
 use super::*;
+use crate::testing::vid;
 
 const MS: u64 = 1_000_000;
 /// The simulated GPU's high-GM slots (`sim/mod.rs`: 3456 MB).
@@ -42,10 +43,10 @@ fn fill(p: &mut Pool, size: u16) -> u32 {
         let avail = p.available_instances(size);
         assert_eq!(avail, first - made, "available_instances after {made}");
         let id = made as u8;
-        match p.create(id, size, 0) {
+        match p.create(vid(id), size, 0) {
             Ok(c) => {
                 assert!(avail > 0, "created vGPU {id} beyond available_instances");
-                let pl = p.placement(id).unwrap();
+                let pl = p.placement(vid(id)).unwrap();
                 assert_eq!(pl.start, c.start);
                 assert!(pl.start + pl.slots <= SIM_SLOTS);
                 made += 1;
@@ -57,7 +58,8 @@ fn fill(p: &mut Pool, size: u16) -> u32 {
         }
         if made == 64 {
             assert_eq!(p.available_instances(size), 0);
-            assert_eq!(p.create(64, size, 0).err(), Some(Error::OutOfRange));
+            // A 65th vGPU has no id.
+            assert_eq!(VgpuId::new(64), None);
             break;
         }
     }
@@ -73,10 +75,10 @@ fn run(p: &mut Pool, n: u8) -> CopyStats {
     while now < 4 * period + 1 {
         for id in 0..n {
             now += 5;
-            p.switch_in(id, now * MS).unwrap();
+            p.switch_in(vid(id), now * MS).unwrap();
             // Utilization from 1 % to 64 %: the re-placers have
             // something to order by.
-            p.sample(id, (u32::from(id) + 1) * 10_000, now * MS)
+            p.sample(vid(id), (u32::from(id) + 1) * 10_000, now * MS)
                 .unwrap();
         }
         p.tick(now * MS);
@@ -89,10 +91,10 @@ fn run(p: &mut Pool, n: u8) -> CopyStats {
 fn check_consistent(p: &Pool, n: u8, size: u16) {
     let mut sum = CopyStats::ZERO;
     for id in 0..n {
-        let pl = p.placement(id).unwrap();
+        let pl = p.placement(vid(id)).unwrap();
         assert_eq!(pl.slots, size);
         assert!(pl.start + pl.slots <= SIM_SLOTS);
-        sum.add(&p.stats(id).unwrap());
+        sum.add(&p.stats(vid(id)).unwrap());
     }
     let t = p.totals();
     assert_eq!(
@@ -122,9 +124,9 @@ fn sixty_four(kind: AllocatorKind, size: u16) -> CopyStats {
         t.move_slots
     );
     // One destroyed: exactly one more fits, at the same id.
-    p.destroy(17, 0).unwrap();
+    p.destroy(vid(17), 0).unwrap();
     assert_eq!(p.available_instances(size), 1);
-    p.create(17, size, 0).unwrap();
+    p.create(vid(17), size, 0).unwrap();
     assert_eq!(p.available_instances(size), 0);
     t
 }

@@ -19,7 +19,10 @@ use super::layout::{
     Spec, //
 };
 use super::*;
-use crate::testing::Rng;
+use crate::testing::{
+    vid,
+    Rng, //
+};
 
 /// One millisecond in ns, the unit of the pool's `now`.
 const MS: u64 = 1_000_000;
@@ -32,7 +35,7 @@ fn check_invariants(p: &Pool, kind: AllocatorKind) {
     let m = p.slots();
     let mut ranges = Vec::new();
     for id in 0..V as u8 {
-        if let Some(pl) = p.placement(id) {
+        if let Some(pl) = p.placement(vid(id)) {
             assert!(pl.slots >= 1 && pl.slots <= m, "size {pl:?}");
             assert!(pl.start + pl.slots <= m, "outside pool {pl:?} m={m}");
             ranges.push((id, pl.start, pl.slots));
@@ -87,29 +90,29 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
         now += r.below(3000);
         let id = r.below(V as u64 + 1) as u8; // sometimes out of range
         let before = format!("{p:?}");
-        let placements: Vec<_> = (0..V as u8).map(|i| p.placement(i)).collect();
+        let placements: Vec<_> = (0..V as u8).map(|i| p.placement(vid(i))).collect();
         match r.below(10) {
             0 | 1 => {
                 let size = r.below(u64::from(m) + 2) as u16; // 0 and m+1 too
-                match p.create(id, size, now * MS) {
+                match p.create(vid(id), size, now * MS) {
                     Ok(c) => {
-                        assert_eq!(p.placement(id).unwrap().start, c.start);
+                        assert_eq!(p.placement(vid(id)).unwrap().start, c.start);
                         count_moves(&p, &c.moves, &mut moved);
                     }
                     Err(_) => assert_eq!(format!("{p:?}"), before),
                 }
             }
-            2 => match p.destroy(id, now * MS) {
+            2 => match p.destroy(vid(id), now * MS) {
                 Ok(mv) => {
-                    assert!(p.placement(id).is_none());
+                    assert!(p.placement(vid(id)).is_none());
                     count_moves(&p, &mv, &mut moved);
                 }
                 Err(_) => assert_eq!(format!("{p:?}"), before),
             },
-            3..=6 => match p.switch_in(id, now * MS) {
+            3..=6 => match p.switch_in(vid(id), now * MS) {
                 Ok(plan) => {
                     count_moves(&p, plan.moves(), &mut moved);
-                    let pl = p.placement(id).unwrap();
+                    let pl = p.placement(vid(id)).unwrap();
                     assert_eq!(plan.range(), (pl.start, pl.slots));
                     assert!(plan.high_slots() <= pl.slots);
                     let mut n = 0;
@@ -119,7 +122,7 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
                     }
                     assert_eq!(n, plan.high_slots());
                     for s in pl.start..pl.start + pl.slots {
-                        assert_eq!(p.owner(s), Some(id));
+                        assert_eq!(p.owner(s), Some(vid(id)));
                     }
                     high += u64::from(plan.high_slots());
                 }
@@ -127,7 +130,7 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
             },
             7 => {
                 let u = r.below(1_100_000) as u32;
-                if p.sample(id, u, now * MS).is_err() {
+                if p.sample(vid(id), u, now * MS).is_err() {
                     assert_eq!(format!("{p:?}"), before);
                 }
             }
@@ -139,7 +142,7 @@ fn run(seed: u64, kind: AllocatorKind, relocation: bool, steps: u32) {
         // Sharing-free allocators never move anybody.
         if matches!(kind, AllocatorKind::Static | AllocatorKind::Gscale) {
             for (i, old) in placements.iter().enumerate() {
-                if let (Some(a), Some(b)) = (old, p.placement(i as u8)) {
+                if let (Some(a), Some(b)) = (old, p.placement(vid(i as u8))) {
                     assert_eq!(a.start, b.start);
                 }
             }
@@ -170,7 +173,7 @@ fn layout_functions_stay_inside_pool_and_unsplit() {
         let specs: Vec<Spec> = (0..n)
             .map(|i| {
                 (
-                    i as u8,
+                    vid(i),
                     1 + r.below(u64::from(m)) as u16,
                     r.below(4) as u32,
                     r.below(1_000_001) as u32,
@@ -210,7 +213,7 @@ fn algorithm1_shares_only_at_the_anchor() {
         let m = 2 + r.below(60) as u16;
         let n = 1 + r.below(12) as usize;
         let specs: Vec<Spec> = (0..n)
-            .map(|i| (i as u8, 1 + r.below(u64::from(m)) as u16, i as u32, 0, 0))
+            .map(|i| (vid(i), 1 + r.below(u64::from(m)) as u16, i as u32, 0, 0))
             .collect();
         let mut out = [0u16; 16];
         let k = layout::algorithm1::<16>(&specs, m, &mut out[..n]);
