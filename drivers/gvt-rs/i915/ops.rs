@@ -49,22 +49,21 @@ impl I915Gpu {
             .vgpu_slots(id)
             .and_then(|(pl, _)| u64::from(pl.start).checked_mul(SHARED_GM_ALIGN))
             .and_then(|off| self.pool_start.checked_add(off));
-        if at.is_some() {
-            // INVARIANT: `vgpu` exists until its `free_high`, which takes it
-            // out.
-            self.vgpus.lock()[id] = Some(Entry {
-                key: Some(vgpu.key()),
-                vref: None,
-                times,
-                dir: None,
-            });
-        }
         // A placed vGPU has slots inside the pool.
-        if warn_on!(at.is_none()) {
+        let Some(at) = at else {
+            warn_on!(true);
             // Placed, not attached: it can be unplaced.
             warn_on!(self.engine.unplace_vgpu(self, id).is_err());
-        }
-        at.ok_or(EINVAL)
+            return Err(EINVAL);
+        };
+        // INVARIANT: `vgpu` exists until its `free_high`, which takes it out.
+        self.vgpus.lock()[id] = Some(Entry {
+            key: Some(vgpu.key()),
+            vref: None,
+            times,
+            dir: None,
+        });
+        Ok(at)
     }
 
     /// `free_high`: GVT-g frees `vgpu`; its high GM and id go.
