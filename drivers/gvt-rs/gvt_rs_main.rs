@@ -75,7 +75,7 @@ struct SimProvider {
 #[cfg(CONFIG_GVT_RS_SIM)]
 impl SimProvider {
     fn new(class: &Arc<GpuClass>, module: &'static ThisModule) -> Result<Self> {
-        let driver = Arc::new(sim::DriverRegistration::new()?, GFP_KERNEL)?;
+        let driver = Arc::new(sim::DriverRegistration::new(module)?, GFP_KERNEL)?;
         let class_gpu = if module_parameters::sim_class_gpu.value() {
             Some(sim::Instance::new(c"gvtsim0", None, class, &driver)?)
         } else {

@@ -5,9 +5,13 @@
 //! A parent device (a GPU, a PCI function, any `struct device`) offers types of mediated
 //! devices under `mdev_supported_types/` in sysfs; an administrator creates a device of a type by
 //! writing a UUID to the type's `create` file, and the mdev core then probes the parent's mdev
-//! driver for it. A driver implements [`Driver`], registers it with [`DriverRegistration`] and
-//! registers each parent with [`Parent`]; its devices are usually VFIO devices
-//! ([`crate::vfio`]).
+//! driver for it. The devices are on the `mdev` bus, so a driver of them is a bus driver like
+//! any other: it implements [`Driver`] and is registered as a
+//! [`driver::Registration<Adapter<T>>`](driver::Registration), its [`Driver::probe`] gets a
+//! [`Device<Core>`](device::Core) and returns an initializer of the device's data, which the bus
+//! keeps as the device's driver data until [`Driver::unbind`] returned. Each parent is
+//! registered with [`Parent`], which names the registration; its devices are usually VFIO
+//! devices ([`crate::vfio`]).
 //!
 //! The mdev core is a module (`CONFIG_VFIO_MDEV`, selected by the drivers that use it) while
 //! this crate is built into the kernel, so everything here that calls into it is generic over the
@@ -17,12 +21,14 @@
 
 use crate::{
     bindings,
+    container_of,
     device,
+    driver,
     error::{
+        from_result,
         to_result,
         VTABLE_DEFAULT_ERROR, //
     },
-    module::this_module,
     page::PAGE_SIZE,
     prelude::*,
     sync::{
@@ -30,77 +36,174 @@ use crate::{
         Arc, //
     },
     sysfs,
-    types::Opaque, //
+    types::Opaque,
+    ThisModule, //
 };
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    mem::offset_of,
+    ptr::{
+        addr_of_mut,
+        NonNull, //
+    },
+};
 
-/// A mediated device, as its driver sees it in [`Driver::probe`] and [`Driver::remove`].
-///
-/// # Invariants
-///
-/// `self.0` is a valid `struct mdev_device`.
-#[repr(transparent)]
-pub struct Device(Opaque<bindings::mdev_device>);
+/// The adapter between the mdev bus and a [`Driver`]: what
+/// [`driver::Registration<Adapter<T>>`](driver::Registration) registers.
+pub struct Adapter<T: Driver>(T);
 
-impl Device {
-    /// # Safety
-    ///
-    /// `ptr` is a valid `struct mdev_device` for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::mdev_device) -> &'a Self {
-        // SAFETY: `Device` is a transparent wrapper of `struct mdev_device`.
-        unsafe { &*ptr.cast() }
+// SAFETY:
+// - `bindings::mdev_driver` is a C type declared as `repr(C)`.
+// - `T::Data` is the type of the driver's device private data (`probe_callback` stores it).
+// - `struct mdev_driver` embeds a `struct device_driver` at `DEVICE_DRIVER_OFFSET`.
+unsafe impl<T: Driver> driver::DriverLayout for Adapter<T> {
+    type DriverType = bindings::mdev_driver;
+    type DriverData<'bound> = T::Data;
+    const DEVICE_DRIVER_OFFSET: usize = offset_of!(bindings::mdev_driver, driver);
+}
+
+// SAFETY: `unregister` unregisters what a successful `register` registered.
+unsafe impl<T: Driver> driver::RegistrationOps for Adapter<T> {
+    unsafe fn register(
+        mdrv: &Opaque<Self::DriverType>,
+        name: &'static CStr,
+        module: &'static ThisModule,
+    ) -> Result {
+        // Checked at build time: `T::DEVICE_GROUPS` ends with `None`.
+        let groups = const { sysfs::static_groups_as_raw(T::DEVICE_GROUPS) };
+        let drv = mdrv.get();
+        // SAFETY: `drv` is a `struct mdev_driver` being initialized, not registered yet.
+        unsafe {
+            (*drv).device_api = T::DEVICE_API.as_char_ptr();
+            (*drv).probe = Some(Self::probe_callback);
+            (*drv).remove = Some(Self::remove_callback);
+            if T::HAS_AVAILABLE {
+                (*drv).get_available = Some(Self::get_available_callback);
+            }
+            if T::HAS_DESCRIPTION {
+                (*drv).show_description = Some(Self::show_description_callback);
+            }
+            (*drv).driver.name = name.as_char_ptr();
+            (*drv).driver.owner = module.as_ptr();
+            // The groups' callbacks read the driver data as a `T::Data`: `probe_callback` sets
+            // it before the driver core adds the groups, and the driver core drops it (the
+            // registration's `post_unbind`) after it removed them.
+            (*drv).driver.dev_groups = groups.cast_mut();
+        }
+        // SAFETY: `drv` is filled in and stays pinned until `unregister` (the caller's
+        // guarantee); the groups are `'static`.
+        to_result(unsafe { bindings::mdev_register_driver(drv) })
     }
 
-    fn as_raw(&self) -> *mut bindings::mdev_device {
-        self.0.get()
+    unsafe fn unregister(mdrv: &Opaque<Self::DriverType>) {
+        // SAFETY: `register` registered it (the caller's guarantee). Every [`Parent`] holds a
+        // reference to the registration, so none is left.
+        unsafe { bindings::mdev_unregister_driver(mdrv.get()) }
     }
 }
 
-impl AsRef<device::Device> for Device {
-    fn as_ref(&self) -> &device::Device {
-        // SAFETY: By the type invariant `dev` is a valid `struct device`, which lives as long as
-        // `self`.
-        unsafe { device::Device::from_raw(&raw mut (*self.as_raw()).dev) }
+impl<T: Driver> Adapter<T> {
+    /// `mdev_driver::probe`.
+    extern "C" fn probe_callback(mdev: *mut bindings::mdev_device) -> c_int {
+        // SAFETY: The mdev core probes a valid `struct mdev_device`, under its device lock.
+        //
+        // INVARIANT: `mdev` is valid for the duration of `probe_callback()`.
+        let mdev = unsafe { &*mdev.cast::<Device<device::CoreInternal<'_>>>() };
+        // SAFETY: The device is of a type of a live `Parent<T>`: the mdev core holds the
+        // parent's `unreg_sem` while it creates and probes the device, and only the types of a
+        // parent with this driver have devices that this driver probes.
+        let (parent, ty) = unsafe { type_of::<T>(mdev.mtype()) };
+        from_result(|| {
+            let data = T::probe(mdev, &parent.data, ty);
+            mdev.as_ref().set_drvdata(data)?;
+            Ok(0)
+        })
+    }
+
+    /// `mdev_driver::remove`.
+    extern "C" fn remove_callback(mdev: *mut bindings::mdev_device) {
+        // SAFETY: The mdev core removes a valid `struct mdev_device`, under its device lock.
+        //
+        // INVARIANT: `mdev` is valid for the duration of `remove_callback()`.
+        let mdev = unsafe { &*mdev.cast::<Device<device::CoreInternal<'_>>>() };
+        // SAFETY: `remove_callback` is only called for a device that `probe_callback` bound,
+        // which stored a `Pin<KBox<T::Data>>`; the registration's `post_unbind` drops it after
+        // this returns.
+        let data = unsafe { mdev.as_ref().drvdata_borrow::<T::Data>() };
+        T::unbind(mdev, data);
+    }
+
+    /// `mdev_driver::get_available`.
+    extern "C" fn get_available_callback(mtype: *mut bindings::mdev_type) -> c_uint {
+        // SAFETY: The mdev core calls this for a type of a live parent of this driver (sysfs
+        // removes the attribute, waiting for readers, before the parent goes).
+        let (parent, ty) = unsafe { type_of::<T>(mtype) };
+        T::available(&parent.data, ty)
+    }
+
+    /// `mdev_driver::show_description`.
+    extern "C" fn show_description_callback(
+        mtype: *mut bindings::mdev_type,
+        buf: *mut c_char,
+    ) -> isize {
+        // SAFETY: As for `get_available_callback`.
+        let (parent, ty) = unsafe { type_of::<T>(mtype) };
+        // SAFETY: sysfs passes a zeroed page, ours for the call.
+        let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
+        match T::description(&parent.data, ty, page) {
+            Ok(n) => n as isize,
+            Err(e) => e.to_errno() as isize,
+        }
     }
 }
 
-/// One type of mediated device that a parent offers.
-#[derive(Clone, Copy)]
-pub struct Type {
-    /// The name of its sysfs directory, after the driver's name and a dash.
-    pub sysfs_name: &'static CStr,
-    /// Its `name` attribute.
-    pub pretty_name: &'static CStr,
+/// The parent of a type, and the type's index in the parent's types.
+///
+/// # Safety
+///
+/// `mtype` is a type of a live `Parent<T>`.
+unsafe fn type_of<'a, T: Driver>(mtype: *mut bindings::mdev_type) -> (&'a Parent<T>, usize) {
+    // SAFETY: `mtype` is the `mtype` field of a `TypeSlot`, and its `parent` (set by the mdev
+    // core) the `parent` field of a `Parent<T>`, which lives.
+    unsafe {
+        let slot = container_of!(Opaque::cast_from(mtype), TypeSlot, mtype);
+        let parent = container_of!(Opaque::cast_from((*mtype).parent), Parent<T>, parent);
+        (&*parent, (*slot).index)
+    }
 }
 
 /// An mdev driver: what the mdev core calls for the parents and devices of the driver.
 ///
 /// Types are identified by their index in the slice given to [`Parent::new`].
 #[vtable]
-pub trait Driver: Sized + 'static {
+pub trait Driver: Sized + Send + Sync + 'static {
     /// The data of a parent device.
     type ParentData: Send + Sync;
 
-    /// What [`Driver::probe`] makes of a device, kept until [`Driver::remove`].
-    type Data: Send;
-
-    /// The driver's name, the prefix of its types' directories.
-    const NAME: &'static CStr;
+    /// The data of a bound device: what [`Driver::probe`] initializes, dropped once the device
+    /// is unbound. Its files ([`Driver::DEVICE_GROUPS`]) read it from any thread.
+    type Data: Send + Sync;
 
     /// The `device_api` attribute of the types, for example `"vfio-pci"`.
     const DEVICE_API: &'static CStr;
 
-    /// The attribute groups of the driver's devices (`device_driver.dev_groups`): the driver
-    /// core creates their files once [`Driver::probe`] returned and removes them before
-    /// [`Driver::remove`], and their callbacks get the device's [`Driver::Data`].
-    const DEVICE_GROUPS: &'static [&'static sysfs::AttributeGroup<Self::Data>] = &[];
+    /// The attribute groups of the driver's devices (`device_driver.dev_groups`), then `None`:
+    /// the driver core creates their files once [`Driver::probe`] returned and removes them
+    /// before [`Driver::unbind`], and their callbacks get the device's [`Driver::Data`]. A list
+    /// that does not end with `None` fails the build.
+    const DEVICE_GROUPS: &'static [Option<&'static sysfs::AttributeGroup<Self::Data>>] = &[None];
 
-    /// A device of type `ty` of `parent` was created.
-    fn probe(dev: &Device, parent: &Self::ParentData, ty: usize) -> Result<Self::Data>;
+    /// A device of type `ty` of the parent whose data is `parent` was created: its data.
+    fn probe<'bound>(
+        dev: &'bound Device<device::Core<'_>>,
+        parent: &'bound Self::ParentData,
+        ty: usize,
+    ) -> impl PinInit<Self::Data, Error> + 'bound;
 
-    /// The device is being removed.
-    fn remove(_dev: &Device, data: Self::Data) {
-        drop(data);
+    /// The device is being unbound (removed): what must happen while it is still bound. Its
+    /// data is dropped after this returns.
+    fn unbind(dev: &Device<device::Core<'_>>, this: Pin<&Self::Data>) {
+        let _ = (dev, this);
     }
 
     /// The `available_instances` attribute of type `ty`.
@@ -118,73 +221,85 @@ pub trait Driver: Sized + 'static {
     }
 }
 
-/// The registration of an mdev driver.
+/// A mediated device: the Rust view of a `struct mdev_device`.
 ///
 /// # Invariants
 ///
-/// `drv` is registered with `mdev_register_driver()` until the registration is dropped, with
-/// `groups` as its `dev_groups`.
-#[pin_data(PinnedDrop)]
-pub struct DriverRegistration<T: Driver> {
-    #[pin]
-    drv: Opaque<bindings::mdev_driver>,
-    groups: sysfs::Groups<T::Data>,
-    _p: PhantomData<T>,
-}
+/// `self.0` is a valid `struct mdev_device` created by the mdev core.
+#[repr(transparent)]
+pub struct Device<Ctx: device::DeviceContext = device::Normal>(
+    Opaque<bindings::mdev_device>,
+    PhantomData<Ctx>,
+);
 
-// SAFETY: The mdev core may use the driver from any thread, and it may be unregistered on any.
-unsafe impl<T: Driver> Send for DriverRegistration<T> {}
+impl<Ctx: device::DeviceContext> Device<Ctx> {
+    fn as_raw(&self) -> *mut bindings::mdev_device {
+        self.0.get()
+    }
 
-// SAFETY: No method changes the registration through a shared reference.
-unsafe impl<T: Driver> Sync for DriverRegistration<T> {}
-
-impl<T: Driver> DriverRegistration<T> {
-    /// Registers the mdev driver.
-    pub fn new() -> impl PinInit<Self, Error> {
-        pin_init::pin_init_scope(move || {
-            let groups = sysfs::Groups::new(T::DEVICE_GROUPS)?;
-            // The array is the vector's buffer, which does not move with `groups`.
-            let dev_groups = groups.as_raw();
-            Ok(try_pin_init!(Self {
-                groups,
-                // Last: `groups` is in place when the driver appears.
-                drv <- Opaque::try_ffi_init(move |slot: *mut bindings::mdev_driver| {
-                    let mut drv: bindings::mdev_driver = pin_init::zeroed();
-                    drv.device_api = T::DEVICE_API.as_char_ptr();
-                    drv.probe = Some(Adapter::<T>::probe);
-                    drv.remove = Some(Adapter::<T>::remove);
-                    if T::HAS_AVAILABLE {
-                        drv.get_available = Some(Adapter::<T>::get_available);
-                    }
-                    if T::HAS_DESCRIPTION {
-                        drv.show_description = Some(Adapter::<T>::show_description);
-                    }
-                    drv.driver.name = T::NAME.as_char_ptr();
-                    drv.driver.owner = this_module::<T::OwnerModule>().as_ptr();
-                    // The groups' callbacks read the driver data as a `T::Data`: `probe`
-                    // sets it before it returns, which is before the driver core adds the
-                    // groups, and `remove` takes it back, after the driver core removed them.
-                    drv.driver.dev_groups = dev_groups;
-                    // SAFETY: `slot` is valid for writes.
-                    unsafe { slot.write(drv) };
-                    // INVARIANT: Registered if this succeeds, with `groups`.
-                    // SAFETY: `slot` is a filled-in driver that stays pinned until `drop`
-                    // unregisters it; `groups` lives as long.
-                    to_result(unsafe { bindings::mdev_register_driver(slot) })
-                }),
-                _p: PhantomData,
-            }))
-        })
+    /// The device's type, set when the device was created.
+    fn mtype(&self) -> *mut bindings::mdev_type {
+        // SAFETY: By the type invariant `self.as_raw()` is a valid `struct mdev_device`, whose
+        // `type_` the mdev core sets before the device is added and does not change.
+        unsafe { (*self.as_raw()).type_ }
     }
 }
 
-#[pinned_drop]
-impl<T: Driver> PinnedDrop for DriverRegistration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: Registered (type invariant); every [`Parent`] holds a reference to us, so none
-        // is left.
-        unsafe { bindings::mdev_unregister_driver(self.drv.get()) };
+// SAFETY: `mdev::Device` is a transparent wrapper of `struct mdev_device`, whose `dev` field is
+// the embedded `struct device`.
+unsafe impl<Ctx: device::DeviceContext> device::AsBusDevice<Ctx> for Device<Ctx> {
+    const OFFSET: usize = offset_of!(bindings::mdev_device, dev);
+}
+
+// SAFETY: `Device` is a transparent wrapper of a type that doesn't depend on `Device`'s generic
+// argument.
+kernel::impl_device_context_deref!(unsafe { Device });
+kernel::impl_device_context_into_aref!(Device);
+
+// SAFETY: Instances of `Device` are always reference-counted.
+unsafe impl crate::sync::aref::AlwaysRefCounted for Device {
+    fn inc_ref(&self) {
+        // SAFETY: The existence of a shared reference guarantees that the refcount is non-zero.
+        unsafe { bindings::get_device(self.as_ref().as_raw()) };
     }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // CAST: `Self` is a transparent wrapper of `bindings::mdev_device`.
+        let mdev: *mut bindings::mdev_device = obj.cast().as_ptr();
+        // SAFETY: By the type invariant of `Self`, `mdev` is a valid `struct mdev_device`.
+        let dev = unsafe { addr_of_mut!((*mdev).dev) };
+        // SAFETY: The safety requirements guarantee that the refcount is non-zero.
+        unsafe { bindings::put_device(dev) }
+    }
+}
+
+impl<Ctx: device::DeviceContext> AsRef<device::Device<Ctx>> for Device<Ctx> {
+    fn as_ref(&self) -> &device::Device<Ctx> {
+        // SAFETY: By the type invariant of `Self`, `self.as_raw()` is a valid
+        // `struct mdev_device`.
+        let dev = unsafe { addr_of_mut!((*self.as_raw()).dev) };
+        // SAFETY: `dev` points to a valid `struct device`.
+        unsafe { device::Device::from_raw(dev) }
+    }
+}
+
+// SAFETY: A `Device` is always reference-counted and can be released from any thread.
+unsafe impl Send for Device {}
+
+// SAFETY: `Device` can be shared among threads because all methods of `Device`
+// (i.e. `Device<Normal>`) are thread safe.
+unsafe impl Sync for Device {}
+
+// SAFETY: As for `Device<Normal>`: `Bound` is a zero-sized type-state marker.
+unsafe impl Sync for Device<device::Bound> {}
+/// One type of mediated device that a parent offers.
+#[derive(Clone, Copy)]
+pub struct Type {
+    /// The name of its sysfs directory, after the name of the parent's driver (of its class or
+    /// bus if it has none) and a dash.
+    pub sysfs_name: &'static CStr,
+    /// Its `name` attribute.
+    pub pretty_name: &'static CStr,
 }
 
 /// A type of a parent, as the mdev core sees it.
@@ -201,6 +316,13 @@ struct TypeSlot {
 /// release of either uses the parent, its types and the driver. A reference to a device that
 /// the driver still holds therefore delays the drop until it goes.
 ///
+/// The registration is owned, not tied to the parent's binding through [`Devres`]: a parent
+/// need not have a driver (`samples/vfio-mdev` hang theirs on a class device, which is never
+/// bound). A parent that is bound keeps its registration in its driver data, which the driver
+/// core drops when the parent is unbound.
+///
+/// [`Devres`]: crate::devres::Devres
+///
 /// # Invariants
 ///
 /// `parent` is registered with `mdev_register_parent()`, with `dev`, the driver of `driver` and
@@ -213,7 +335,7 @@ pub struct Parent<T: Driver> {
     types: KVec<TypeSlot>,
     type_ptrs: KVec<*mut bindings::mdev_type>,
     dev: ARef<device::Device>,
-    driver: Arc<DriverRegistration<T>>,
+    driver: Arc<driver::Registration<Adapter<T>>>,
     data: T::ParentData,
 }
 
@@ -225,36 +347,36 @@ unsafe impl<T: Driver> Sync for Parent<T> {}
 
 impl<T: Driver> Parent<T> {
     /// Registers `dev` as a parent offering `types` to `driver`, with the driver's `data`.
-    pub fn new(
-        driver: Arc<DriverRegistration<T>>,
-        dev: &device::Device,
-        types: &[Type],
+    pub fn new<'a>(
+        driver: Arc<driver::Registration<Adapter<T>>>,
+        dev: &'a device::Device,
+        types: &'a [Type],
         data: T::ParentData,
-    ) -> Result<Pin<KBox<Self>>> {
-        let n = u32::try_from(types.len()).map_err(|_| EINVAL)?;
-        let mut slots = KVec::with_capacity(types.len(), GFP_KERNEL)?;
-        for (index, t) in types.iter().enumerate() {
-            let mut mtype: bindings::mdev_type = pin_init::zeroed();
-            mtype.sysfs_name = t.sysfs_name.as_char_ptr();
-            mtype.pretty_name = t.pretty_name.as_char_ptr();
-            slots.push(
-                TypeSlot {
-                    mtype: Opaque::new(mtype),
-                    index,
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        // The vector's buffer does not move when the vector does.
-        let mut type_ptrs = KVec::with_capacity(types.len(), GFP_KERNEL)?;
-        for slot in slots.iter() {
-            type_ptrs.push(slot.mtype.get(), GFP_KERNEL)?;
-        }
-        let ptrs = type_ptrs.as_mut_ptr();
-        let drv = driver.drv.get();
-        let raw_dev = dev.as_raw();
-        KBox::pin_init(
-            try_pin_init!(Self {
+    ) -> impl PinInit<Self, Error> + 'a {
+        pin_init::pin_init_scope(move || {
+            let n = u32::try_from(types.len()).map_err(|_| EINVAL)?;
+            let mut slots = KVec::with_capacity(types.len(), GFP_KERNEL)?;
+            for (index, t) in types.iter().enumerate() {
+                let mut mtype: bindings::mdev_type = pin_init::zeroed();
+                mtype.sysfs_name = t.sysfs_name.as_char_ptr();
+                mtype.pretty_name = t.pretty_name.as_char_ptr();
+                slots.push(
+                    TypeSlot {
+                        mtype: Opaque::new(mtype),
+                        index,
+                    },
+                    GFP_KERNEL,
+                )?;
+            }
+            // The vector's buffer does not move when the vector does.
+            let mut type_ptrs = KVec::with_capacity(types.len(), GFP_KERNEL)?;
+            for slot in slots.iter() {
+                type_ptrs.push(slot.mtype.get(), GFP_KERNEL)?;
+            }
+            let ptrs = type_ptrs.as_mut_ptr();
+            let drv = driver.as_raw();
+            let raw_dev = dev.as_raw();
+            Ok(try_pin_init!(Self {
                 types: slots,
                 type_ptrs,
                 dev: dev.into(),
@@ -270,9 +392,8 @@ impl<T: Driver> Parent<T> {
                         bindings::mdev_register_parent(slot, raw_dev, drv, ptrs, n)
                     })
                 }),
-            }),
-            GFP_KERNEL,
-        )
+            }))
+        })
     }
 
     /// The driver's data of this parent.
@@ -292,97 +413,5 @@ impl<T: Driver> PinnedDrop for Parent<T> {
         // SAFETY: Registered (type invariant). This removes the devices first and returns once
         // the types are released, so the fields may go after it.
         unsafe { bindings::mdev_unregister_parent(self.parent.get()) };
-    }
-}
-
-struct Adapter<T: Driver>(PhantomData<T>);
-
-impl<T: Driver> Adapter<T> {
-    /// # Safety
-    ///
-    /// `mtype` is a type of a live `Parent<T>`.
-    unsafe fn type_of<'a>(mtype: *mut bindings::mdev_type) -> (&'a Parent<T>, usize) {
-        // SAFETY: `mtype` is the `mtype` field of a `TypeSlot`, and `parent` (set by the mdev
-        // core) the `parent` field of a `Parent<T>`.
-        unsafe {
-            let slot = crate::container_of!(Opaque::cast_from(mtype), TypeSlot, mtype);
-            let parent =
-                crate::container_of!(Opaque::cast_from((*mtype).parent), Parent<T>, parent);
-            (&*parent, (*slot).index)
-        }
-    }
-
-    /// `mdev_driver::probe`.
-    ///
-    /// # Safety
-    ///
-    /// `mdev` is a device being probed, of a type of a live `Parent<T>`.
-    unsafe extern "C" fn probe(mdev: *mut bindings::mdev_device) -> c_int {
-        // SAFETY: The mdev core probes a live device of a type of a live parent (it holds the
-        // parent's `unreg_sem`).
-        let (parent, ty) = unsafe { Self::type_of((*mdev).type_) };
-        // SAFETY: `mdev` is valid for the call.
-        let dev = unsafe { Device::from_raw(mdev) };
-        // First: a device that was probed must be removed, not dropped.
-        let slot = match KBox::<T::Data>::new_uninit(GFP_KERNEL) {
-            Ok(slot) => slot,
-            Err(e) => return Error::from(e).to_errno(),
-        };
-        match T::probe(dev, &parent.data, ty) {
-            Ok(data) => {
-                let data = KBox::into_raw(KBox::write(slot, data));
-                // SAFETY: The device's driver data is ours while it is bound; `remove` takes it
-                // back.
-                unsafe { bindings::dev_set_drvdata(&raw mut (*mdev).dev, data.cast()) };
-                0
-            }
-            Err(e) => e.to_errno(),
-        }
-    }
-
-    /// `mdev_driver::remove`.
-    ///
-    /// # Safety
-    ///
-    /// `mdev` is a device that `probe` bound.
-    unsafe extern "C" fn remove(mdev: *mut bindings::mdev_device) {
-        // SAFETY: `mdev` is a bound device of ours, whose driver data `probe` set.
-        let data = unsafe { bindings::dev_get_drvdata(&raw mut (*mdev).dev) };
-        // SAFETY: `probe` made `data` with `KBox::into_raw`; it is not used after this.
-        let data = unsafe { KBox::from_raw(data.cast::<T::Data>()) };
-        // SAFETY: `mdev` is valid for the call.
-        let dev = unsafe { Device::from_raw(mdev) };
-        T::remove(dev, KBox::into_inner(data));
-    }
-
-    /// `mdev_driver::get_available`.
-    ///
-    /// # Safety
-    ///
-    /// `mtype` is a type of a live `Parent<T>`.
-    unsafe extern "C" fn get_available(mtype: *mut bindings::mdev_type) -> c_uint {
-        // SAFETY: The mdev core calls this for a type of a live parent (sysfs removes the
-        // attribute, waiting for readers, before the parent goes).
-        let (parent, ty) = unsafe { Self::type_of(mtype) };
-        T::available(&parent.data, ty)
-    }
-
-    /// `mdev_driver::show_description`.
-    ///
-    /// # Safety
-    ///
-    /// `mtype` is a type of a live `Parent<T>`; `buf` is a page.
-    unsafe extern "C" fn show_description(
-        mtype: *mut bindings::mdev_type,
-        buf: *mut c_char,
-    ) -> isize {
-        // SAFETY: As for `get_available`.
-        let (parent, ty) = unsafe { Self::type_of(mtype) };
-        // SAFETY: sysfs passes a zeroed page, ours for the call.
-        let page = unsafe { &mut *buf.cast::<[u8; PAGE_SIZE]>() };
-        match T::description(&parent.data, ty, page) {
-            Ok(n) => n as isize,
-            Err(e) => e.to_errno() as isize,
-        }
     }
 }

@@ -110,7 +110,9 @@
 //!
 //! A bus abstraction's driver trait then takes the groups, for example
 //! [`mdev::Driver::DEVICE_GROUPS`](crate::mdev::Driver::DEVICE_GROUPS):
-//! `const DEVICE_GROUPS: &'static [&'static AttributeGroup<Counter>] = &[&COUNTER_GROUP];`.
+//! `const DEVICE_GROUPS: &'static [Option<&'static AttributeGroup<Counter>>] =
+//! &[Some(&COUNTER_GROUP), None];`, the C array's NULL as `None`
+//! ([`static_groups_as_raw`]).
 
 pub mod kobject;
 
@@ -528,6 +530,32 @@ impl<Data, Ctx: DeviceContext> Groups<Data, Ctx> {
             self.ptrs.as_ptr()
         }
     }
+}
+
+/// The `dev_groups` of a driver whose groups are known at build time: the
+/// C array that `groups` is, the groups followed by `None`, which stands for
+/// the array's NULL.
+///
+/// For a bus abstraction whose driver structure the driver core registers as
+/// it is (`driver::RegistrationOps`), with no room for a [`Groups`]. The
+/// same conditions as for [`Groups::as_raw`] apply. Evaluated in a constant,
+/// a list that does not end with `None`, or has `None` before its end, fails
+/// the build.
+pub const fn static_groups_as_raw<Data, Ctx: DeviceContext>(
+    groups: &'static [Option<&'static AttributeGroup<Data, Ctx>>],
+) -> *const *const bindings::attribute_group {
+    let mut i = 0;
+    while i + 1 < groups.len() {
+        assert!(groups[i].is_some(), "dev_groups: None before the end");
+        i += 1;
+    }
+    assert!(
+        matches!(groups.last(), Some(None)),
+        "dev_groups: the list must end with None"
+    );
+    // CAST: `Option<&T>` is a nullable pointer to `T`, `None` NULL, and an
+    // `AttributeGroup` a transparent wrapper of a `struct attribute_group`.
+    groups.as_ptr().cast()
 }
 
 /// Formats `args` into `page` as `sysfs_emit()` does, and returns the length:

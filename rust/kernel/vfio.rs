@@ -5,7 +5,7 @@
 //! A VFIO device is what user space (QEMU) opens to drive a device from a virtual machine: a file
 //! descriptor with regions to read and write, interrupts signalled through eventfds, reset and
 //! DMA into the memory that user space mapped in its VFIO container or IOAS. A driver embeds its
-//! data in a [`Device`], implements [`Driver`] for it and registers it with [`Registration`].
+//! data in a [`Device`], implements [`Operations`] for it and registers it with [`Registration`].
 //! Only devices behind an emulated IOMMU (mediated devices such as vGPUs, which reach guest
 //! memory through [`Device::dma_read`] and [`Device::dma_write`]) are supported so far.
 //!
@@ -162,12 +162,12 @@ impl IrqSet {
 /// The operations of a VFIO device, implemented by the driver's data.
 ///
 /// The VFIO core calls them in process context and may call them concurrently, except that
-/// [`Driver::open_device`] and [`Driver::close_device`] are serialised with each other and the
+/// [`Operations::open_device`] and [`Operations::close_device`] are serialised with each other and the
 /// other operations run only between them. `VFIO_DEVICE_GET_INFO`, `VFIO_DEVICE_GET_IRQ_INFO`,
 /// `VFIO_DEVICE_SET_IRQS` and `VFIO_DEVICE_RESET` are decoded here and go to their own
-/// operations; other ioctls go to [`Driver::ioctl`].
+/// operations; other ioctls go to [`Operations::ioctl`].
 #[vtable]
-pub trait Driver: Sized + Send + Sync {
+pub trait Operations: Sized + Send + Sync {
     /// The driver's name (`vfio_device_ops::name`).
     const NAME: &'static CStr;
 
@@ -207,7 +207,7 @@ pub trait Driver: Sized + Send + Sync {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `VFIO_DEVICE_SET_IRQS`, validated against [`Driver::info`] and [`Driver::irq_info`].
+    /// `VFIO_DEVICE_SET_IRQS`, validated against [`Operations::info`] and [`Operations::irq_info`].
     fn set_irqs(_device: &Device<Self>, _set: &IrqSet) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
@@ -370,7 +370,7 @@ unsafe extern "C" fn release_callback(vdev: *mut bindings::vfio_device) {
 /// - `data` is initialised.
 #[repr(C)]
 #[pin_data]
-pub struct Device<T: Driver> {
+pub struct Device<T: Operations> {
     #[pin]
     header: Header,
     #[pin]
@@ -386,12 +386,12 @@ pub struct Device<T: Driver> {
 }
 
 // SAFETY: The C parts may be used from any thread; `T` is `Send + Sync`.
-unsafe impl<T: Driver> Send for Device<T> {}
+unsafe impl<T: Operations> Send for Device<T> {}
 
 // SAFETY: As for `Send`: every operation on `&Device` may run concurrently.
-unsafe impl<T: Driver> Sync for Device<T> {}
+unsafe impl<T: Operations> Sync for Device<T> {}
 
-impl<T: Driver> Device<T> {
+impl<T: Operations> Device<T> {
     const VTABLE: bindings::vfio_device_ops = bindings::vfio_device_ops {
         name: crate::str::as_char_ptr_in_const_context(T::NAME).cast_mut(),
         init: None,
@@ -508,7 +508,7 @@ impl<T: Driver> Device<T> {
     /// The device given to [`Device::new`] (for example an mdev device), until the device's
     /// [`Registration`] is dropped; `None` afterwards.
     ///
-    /// The VFIO core calls the [`Driver`] operations only while the device is registered, so
+    /// The VFIO core calls the [`Operations`] operations only while the device is registered, so
     /// they always get it. The device does not hold its parent beyond that: a parent such as a
     /// mediated device may go while a file still holds the VFIO device.
     pub fn parent(&self) -> Option<ARef<device::Device>> {
@@ -773,7 +773,7 @@ unsafe fn as_bytes_mut<T>(v: &mut T, len: usize) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(ptr::from_mut(v).cast::<u8>(), len) }
 }
 
-impl<T: Driver> Deref for Device<T> {
+impl<T: Operations> Deref for Device<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
@@ -782,7 +782,7 @@ impl<T: Driver> Deref for Device<T> {
 }
 
 // SAFETY: A `Device<T>` is always reference counted, through its `struct device`.
-unsafe impl<T: Driver> AlwaysRefCounted for Device<T> {
+unsafe impl<T: Operations> AlwaysRefCounted for Device<T> {
     fn inc_ref(&self) {
         // SAFETY: The existence of a shared reference guarantees that the refcount is non-zero.
         unsafe { bindings::get_device(&raw mut (*self.as_raw()).device) };
@@ -800,17 +800,17 @@ unsafe impl<T: Driver> AlwaysRefCounted for Device<T> {
 /// goes through [`Device::dma_read`] and [`Device::dma_write`].
 ///
 /// Dropping it unregisters the device: that waits until user space closed it, calling
-/// [`Driver::request`] meanwhile, and then lets go of the device's parent
+/// [`Operations::request`] meanwhile, and then lets go of the device's parent
 /// ([`Device::parent`]).
 ///
 /// # Invariants
 ///
 /// `dev` is registered, by this object, which unregisters it.
-pub struct Registration<T: Driver> {
+pub struct Registration<T: Operations> {
     dev: ARef<Device<T>>,
 }
 
-impl<T: Driver> Registration<T> {
+impl<T: Operations> Registration<T> {
     /// Registers `dev`; a device is registered once in its life (`EBUSY` afterwards).
     pub fn new_emulated_iommu(dev: ARef<Device<T>>) -> Result<Self> {
         if dev.registered.swap(true, Ordering::AcqRel) {
@@ -874,7 +874,7 @@ impl<T: Migration> Registration<T> {
     }
 }
 
-impl<T: Driver> Drop for Registration<T> {
+impl<T: Operations> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: Registered by us (type invariant).
         unsafe { bindings::vfio_unregister_group_dev(self.dev.as_raw()) };
@@ -931,9 +931,9 @@ impl MigState {
 /// of a device registered with [`Registration::new_emulated_iommu_migratable`].
 ///
 /// The VFIO core passes user space's requests as they come, concurrently with each other and with
-/// the [`Driver`] operations: the driver serialises them itself. It calls them only while the
+/// the [`Operations`] operations: the driver serialises them itself. It calls them only while the
 /// device is open.
-pub trait Migration: Driver {
+pub trait Migration: Operations {
     /// The `VFIO_MIGRATION_*` flags of the device: `VFIO_MIGRATION_STOP_COPY`, which must be set
     /// (STOP, STOP_COPY and RESUMING), and optionally `VFIO_MIGRATION_P2P` and
     /// `VFIO_MIGRATION_PRE_COPY`.

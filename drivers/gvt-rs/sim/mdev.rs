@@ -20,7 +20,11 @@ use crate::engine::sysfs::{
 };
 use kernel::{
     class,
-    device::Device,
+    device::{
+        Core,
+        Device, //
+    },
+    driver,
     mdev,
     page::PAGE_SIZE,
     prelude::*,
@@ -29,7 +33,8 @@ use kernel::{
         self,
         AttributeGroup, //
     },
-    vfio, //
+    vfio,
+    ThisModule, //
 };
 
 /// The simulated GPU's mdev driver, `gvtsim`: a vGPU of a type is a VFIO
@@ -51,16 +56,16 @@ impl mdev::Driver for SimMdev {
     type ParentData = SimParent;
     type Data = VgpuHandle;
 
-    const NAME: &'static CStr = c"gvtsim";
     const DEVICE_API: &'static CStr = c"vfio-pci";
-    const DEVICE_GROUPS: &'static [&'static AttributeGroup<VgpuHandle>] = &[&VGPU_GROUP];
+    const DEVICE_GROUPS: &'static [Option<&'static AttributeGroup<VgpuHandle>>] =
+        &[Some(&VGPU_GROUP), None];
 
-    fn probe(dev: &mdev::Device, parent: &SimParent, ty: usize) -> Result<VgpuHandle> {
+    fn probe<'bound>(
+        dev: &'bound mdev::Device<Core<'_>>,
+        parent: &'bound SimParent,
+        ty: usize,
+    ) -> impl PinInit<VgpuHandle, Error> + 'bound {
         SimGpu::probe(&parent.gpu, &parent.vgpus, ty, dev.as_ref())
-    }
-
-    fn remove(_dev: &mdev::Device, vgpu: VgpuHandle) {
-        vgpu.remove();
     }
 
     fn available(parent: &SimParent, ty: usize) -> u32 {
@@ -87,15 +92,16 @@ impl mdev::Driver for SimMdev {
 /// The mdev driver and the `gvtsim` device class, which every simulated
 /// GPU uses (each holds a reference to both).
 pub struct DriverRegistration {
-    mdev: Arc<mdev::DriverRegistration<SimMdev>>,
+    mdev: Arc<driver::Registration<mdev::Adapter<SimMdev>>>,
     class: Arc<class::Class>,
 }
 
 impl DriverRegistration {
-    /// Registers the mdev driver `gvtsim` and the `gvtsim` device class.
-    pub fn new() -> Result<Self> {
+    /// Registers the mdev driver `gvtsim` of `module` and the `gvtsim`
+    /// device class.
+    pub fn new(module: &'static ThisModule) -> Result<Self> {
         Ok(Self {
-            mdev: Arc::pin_init(mdev::DriverRegistration::new(), GFP_KERNEL)?,
+            mdev: Arc::pin_init(driver::Registration::new(c"gvtsim", module), GFP_KERNEL)?,
             class: class::Class::new(c"gvtsim")?,
         })
     }
@@ -150,7 +156,10 @@ impl Instance {
             gpu: this.gpu.clone(),
             vgpus: vfio::Devices::new()?,
         };
-        this.parent = Some(mdev::Parent::new(driver.mdev.clone(), dev, &types, data)?);
+        this.parent = Some(KBox::pin_init(
+            mdev::Parent::new(driver.mdev.clone(), dev, &types, data),
+            GFP_KERNEL,
+        )?);
         Ok(this)
     }
 }

@@ -55,7 +55,7 @@ fn split(offset: Offset, count: usize) -> Result<(u32, u64)> {
 }
 
 #[vtable]
-impl vfio::Driver for SimVgpu {
+impl vfio::Operations for SimVgpu {
     const NAME: &'static CStr = c"vfio-gvtsim";
 
     fn open_device(v: &Vgpu) -> Result {

@@ -97,7 +97,10 @@ impl SimGpu {
         }
         // Last: user space may open the device as soon as it is registered.
         match vfio::Registration::new_emulated_iommu_migratable(v.clone()) {
-            Ok(reg) => Ok(VgpuHandle { reg }),
+            Ok(reg) => Ok(VgpuHandle {
+                reg,
+                _destroy: DestroyOnDrop(v),
+            }),
             Err(e) => {
                 this.remove(v);
                 Err(e)
@@ -132,8 +135,8 @@ impl SimGpu {
     }
 
     /// Destroys the vGPU `v`, whose VFIO device is unregistered (its files
-    /// went before: the driver core removes them before the mdev driver's
-    /// `remove`).
+    /// went before: the driver core removes them before it unbinds the mdev
+    /// device and drops its [`VgpuHandle`]).
     fn remove(&self, v: ARef<Vgpu>) {
         let id = v.id;
         // The device is closed (VFIO waited for its users), so the vGPU is
@@ -195,18 +198,23 @@ pub(crate) struct SimVgpu {
 
 /// A vGPU as its mdev device holds it, the driver data of the device: the
 /// registered VFIO device. Its files are the mdev driver's [`VGPU_GROUP`].
+///
+/// Dropped when the mdev device is unbound (removed); its fields drop in
+/// order: the VFIO device is unregistered, which waits until user space
+/// closed it, and then the vGPU is destroyed.
 pub struct VgpuHandle {
     reg: vfio::Registration<SimVgpu>,
+    _destroy: DestroyOnDrop,
 }
 
-impl VgpuHandle {
-    /// Unregisters the VFIO device (waiting until user space closed it) and
-    /// destroys the vGPU.
-    pub(super) fn remove(self) {
-        let v = self.reg.device().clone();
-        drop(self.reg);
-        let gpu = v.gpu.clone();
-        gpu.remove(v);
+/// Destroys its vGPU when dropped, after the [`VgpuHandle`]'s VFIO device
+/// was unregistered.
+struct DestroyOnDrop(ARef<Vgpu>);
+
+impl Drop for DestroyOnDrop {
+    fn drop(&mut self) {
+        let gpu = self.0.gpu.clone();
+        gpu.remove(self.0.clone());
     }
 }
 
