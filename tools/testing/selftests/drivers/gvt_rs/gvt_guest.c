@@ -3,15 +3,15 @@
  * gvt_guest: a guest emulator for gvt-rs's simulated GPU (protocol 2; -p
  * copy needs 3).
  *
- * Opens a vGPU through VFIO exactly as QEMU does (container, group,
- * VFIO_SET_IOMMU(TYPE1v2), VFIO_GROUP_GET_DEVICE_FD, GET_INFO, REGION_INFO,
- * IRQ_INFO, VFIO_DEVICE_RESET, SET_IRQS with an eventfd), maps its "guest
- * memory" (an anonymous mapping) into the container with
- * VFIO_IOMMU_MAP_DMA as QEMU maps guest RAM (with -I, as QEMU 8.2 and later
- * do with -object iommufd: the device's /dev/vfio/devices/vfioN bound to
- * /dev/iommu, an IOAS attached, guest RAM mapped with IOMMU_IOAS_MAP), and
- * drives the device as a
- * guest driver does: one ring of descriptors per engine and a status page
+ * Opens a vGPU through the kernel's VFIO selftest library
+ * (tools/testing/selftests/vfio/lib), with the calls QEMU makes (container,
+ * group, VFIO_SET_IOMMU(TYPE1v2), VFIO_GROUP_GET_DEVICE_FD, GET_INFO,
+ * REGION_INFO, IRQ_INFO; then VFIO_DEVICE_RESET and SET_IRQS with an
+ * eventfd), maps its "guest memory" (an anonymous mapping) into the
+ * container with VFIO_IOMMU_MAP_DMA as QEMU maps guest RAM (with -I, as
+ * QEMU 8.2 and later do with -object iommufd: the device's
+ * /dev/vfio/devices/vfioN bound to /dev/iommu, an IOAS attached, guest RAM
+ * mapped with IOMMU_IOAS_MAP), and drives the device as a guest driver does: one ring of descriptors per engine and a status page
  * in guest memory, the TAIL register as doorbell, completions read from
  * the status page after an interrupt (MSI, or INTx unmasked with
  * VFIO_IRQ_SET_ACTION_UNMASK once IRQ_STATUS is cleared, as QEMU does).
@@ -85,7 +85,8 @@
  * (submit_cpu_ns), as the kernel accounted them.
  *
  * Exit status: 0 if every workload completed (and -g found no mismatch,
- * or -c no failure), 1 otherwise, 2 on an error (a failed vGPU included).
+ * or -c no failure), 1 otherwise, 2 on an error (a failed vGPU included;
+ * 1 when the VFIO selftest library found it while opening the device).
  * copy: 0 if no completed copy was wrong, every submitted copy completed
  * or was failed by a fault or a reset, and every fault was one -j asked
  * for; 1 otherwise.
@@ -121,6 +122,8 @@
 #include <linux/vfio.h>
 
 #include <linux/gvt_rs_sim.h>
+
+#include <libvfio.h>
 
 #include "gvt_copy_check.h"
 
@@ -158,7 +161,9 @@
 #define START_S		900
 
 #define IRQ_SET_HDR	offsetof(struct vfio_irq_set, data)
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
 struct ring {
 	uint32_t size, tail;
@@ -167,9 +172,10 @@ struct ring {
 };
 
 struct dev {
-	int container, group, fd, efd;
-	int iommufd;			/* -I: /dev/iommu, else -1 */
-	uint32_t ioas;			/* -I: the IOAS of guest memory */
+	struct iommu *iommu;		/* the container, or with -I the IOAS */
+	struct vfio_pci_device *vdev;	/* the library's device */
+	char name[PATH_MAX];		/* its sysfs directory, as the library names it */
+	int fd, efd;			/* fd: the device file (vdev->fd) */
 	int req;			/* REQ eventfd: the host wants the device */
 	uint64_t bar0, cfg;
 	uint32_t engines, ring_max, max_duration;
@@ -369,145 +375,98 @@ static int unmask_intx(struct dev *d)
 			0, 1);
 }
 
+/*
+ * Maps guest memory for the device's DMA (VFIO_IOMMU_MAP_DMA, or
+ * IOMMU_IOAS_MAP with -I); the library keeps the region until
+ * dma_unmap().
+ */
 static int dma_map(struct dev *d, void *vaddr, uint64_t iova, uint64_t size)
 {
-	struct iommu_ioas_map ioas_map = {
-		.size = sizeof(ioas_map),
-		.flags = IOMMU_IOAS_MAP_FIXED_IOVA | IOMMU_IOAS_MAP_READABLE |
-			 IOMMU_IOAS_MAP_WRITEABLE,
-		.ioas_id = d->ioas,
-		.user_va = (uintptr_t)vaddr,
-		.length = size,
-		.iova = iova,
-	};
-	struct vfio_iommu_type1_dma_map map = {
-		.argsz = sizeof(map),
-		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr = (uintptr_t)vaddr,
-		.iova = iova,
-		.size = size,
-	};
+	struct dma_region *r = calloc(1, sizeof(*r));
+	int ret;
 
-	if (d->iommufd >= 0)
-		return ioctl(d->iommufd, IOMMU_IOAS_MAP, &ioas_map) ? -errno : 0;
-	return ioctl(d->container, VFIO_IOMMU_MAP_DMA, &map) ? -errno : 0;
+	if (!r)
+		return -ENOMEM;
+	r->vaddr = vaddr;
+	r->iova = iova;
+	r->size = size;
+	ret = __iommu_map(d->iommu, r);
+	if (ret)
+		free(r);
+	return ret;
 }
 
 static int dma_unmap(struct dev *d, uint64_t iova, uint64_t size)
 {
-	struct iommu_ioas_unmap ioas_unmap = {
-		.size = sizeof(ioas_unmap),
-		.ioas_id = d->ioas,
-		.iova = iova,
-		.length = size,
-	};
-	struct vfio_iommu_type1_dma_unmap unmap = {
-		.argsz = sizeof(unmap),
-		.iova = iova,
-		.size = size,
-	};
+	struct dma_region *r;
+	int ret;
 
-	if (d->iommufd >= 0)
-		return ioctl(d->iommufd, IOMMU_IOAS_UNMAP, &ioas_unmap) ? -errno : 0;
-	return ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &unmap) ? -errno : 0;
+	list_for_each_entry(r, &d->iommu->dma_regions, link) {
+		if (r->iova != iova || r->size != size)
+			continue;
+		ret = __iommu_unmap(d->iommu, r, NULL);
+		if (!ret)
+			free(r);
+		return ret;
+	}
+	return -ENOENT;
 }
 
 /*
- * The device's file: from its group, or with -I its /dev/vfio/devices/vfioN
- * bound to the iommufd and attached to the IOAS, as QEMU's iommufd backend
- * does. -1 if the device cannot be had (errno says why).
+ * The device's file again, after the last was closed: from its group, or
+ * with -I its /dev/vfio/devices/vfioN bound to the iommufd and attached to
+ * the IOAS. -1 if the device cannot be had (errno says why).
  */
-static int device_fd(struct dev *d)
+static int reopen_device(struct dev *d)
 {
-	struct vfio_device_bind_iommufd bind = { .argsz = sizeof(bind) };
-	struct vfio_device_attach_iommufd_pt attach = { .argsz = sizeof(attach) };
-	char path[PATH_MAX];
-	struct dirent *e;
-	int fd = -1, err;
-	DIR *dir;
+	struct vfio_device_attach_iommufd_pt attach = {
+		.argsz = sizeof(attach),
+		.pt_id = d->iommu->ioas_id,
+	};
+	const char *cdev;
+	int fd, err;
 
-	if (d->iommufd < 0)
-		return ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
-	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/vfio-dev", uuid);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	errno = ENOENT;
-	while ((e = readdir(dir))) {
-		if (strncmp(e->d_name, "vfio", 4))
-			continue;
-		snprintf(path, sizeof(path), "/dev/vfio/devices/%s", e->d_name);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		break;
+	if (!d->iommu->iommufd) {
+		__vfio_pci_group_get_device_fd(d->vdev, d->name, NULL);
+		return d->vdev->fd;
 	}
-	closedir(dir);
+	cdev = vfio_pci_get_cdev_path(d->name);
+	fd = open(cdev, O_RDWR | O_CLOEXEC);
+	free((void *)cdev);
 	if (fd < 0)
 		return -1;
-	bind.iommufd = d->iommufd;
-	attach.pt_id = d->ioas;
-	if (ioctl(fd, VFIO_DEVICE_BIND_IOMMUFD, &bind) ||
-	    ioctl(fd, VFIO_DEVICE_ATTACH_IOMMUFD_PT, &attach)) {
+	err = -__vfio_device_bind_iommufd(fd, d->iommu->iommufd, NULL);
+	if (!err && ioctl(fd, VFIO_DEVICE_ATTACH_IOMMUFD_PT, &attach))
 		err = errno;
+	if (err) {
 		close(fd);
 		errno = err;
 		return -1;
 	}
+	d->vdev->fd = fd;
 	return fd;
-}
-
-/* The container (or with -I the iommufd and its IOAS) of guest memory. */
-static void open_iommu(struct dev *d)
-{
-	struct iommu_ioas_alloc alloc = { .size = sizeof(alloc) };
-	struct vfio_group_status gs = { .argsz = sizeof(gs) };
-	char path[PATH_MAX], link[PATH_MAX];
-	ssize_t n;
-
-	d->container = -1;
-	d->group = -1;
-	d->iommufd = -1;
-	if (use_iommufd) {
-		d->iommufd = open("/dev/iommu", O_RDWR | O_CLOEXEC);
-		if (d->iommufd < 0)
-			die("open /dev/iommu");
-		if (ioctl(d->iommufd, IOMMU_IOAS_ALLOC, &alloc))
-			die("IOMMU_IOAS_ALLOC");
-		d->ioas = alloc.out_ioas_id;
-		return;
-	}
-	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		die("readlink iommu_group");
-	link[n] = 0;
-	d->container = open("/dev/vfio/vfio", O_RDWR);
-	if (d->container < 0)
-		die("open /dev/vfio/vfio");
-	if (ioctl(d->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION)
-		die("VFIO_GET_API_VERSION");
-	if (!ioctl(d->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU))
-		die("no VFIO_TYPE1v2_IOMMU");
-	snprintf(path, sizeof(path), "/dev/vfio/%s", basename(link));
-	d->group = open(path, O_RDWR);
-	if (d->group < 0)
-		die("open group");
-	if (ioctl(d->group, VFIO_GROUP_GET_STATUS, &gs) ||
-	    !(gs.flags & VFIO_GROUP_FLAGS_VIABLE))
-		die("group not viable");
-	if (ioctl(d->group, VFIO_GROUP_SET_CONTAINER, &d->container))
-		die("VFIO_GROUP_SET_CONTAINER");
-	if (ioctl(d->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-		die("VFIO_SET_IOMMU");
 }
 
 static void open_dev(struct dev *d, unsigned int irq_index)
 {
-	struct vfio_device_info di = { .argsz = sizeof(di) };
-	struct vfio_region_info ri = { .argsz = sizeof(ri) };
 	struct vfio_irq_info ii = { .argsz = sizeof(ii) };
 
 	memset(d, 0, sizeof(*d));
-	open_iommu(d);
+	snprintf(d->name, sizeof(d->name), "/sys/bus/mdev/devices/%s", uuid);
+	/*
+	 * The library's calls are QEMU's; it reports what fails and exits
+	 * (KSFT_FAIL).
+	 */
+	d->iommu = iommu_init(use_iommufd ? MODE_IOMMUFD : MODE_VFIO_TYPE1V2_IOMMU);
+	d->vdev = vfio_pci_device_init(d->name, d->iommu);
+	d->fd = d->vdev->fd;
+	if (!(d->vdev->info.flags & VFIO_DEVICE_FLAGS_PCI) ||
+	    d->vdev->info.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
+		die("VFIO_DEVICE_GET_INFO: not a PCI device");
+	if (d->vdev->bars[0].info.size < GVT_SIM_BAR0_SIZE)
+		die("GET_REGION_INFO(BAR0): too small");
+	d->bar0 = d->vdev->bars[0].info.offset;
+	d->cfg = d->vdev->config_space.offset;
 	/* Guest RAM, mapped for the device's DMA as QEMU maps it. */
 	d->mem = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -516,23 +475,7 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	errno = -dma_map(d, d->mem, GUEST_IOVA, GUEST_SIZE);
 	if (errno)
 		die(use_iommufd ? "IOMMU_IOAS_MAP" : "VFIO_IOMMU_MAP_DMA");
-	d->fd = device_fd(d);
-	if (d->fd < 0)
-		die(use_iommufd ? "the device file, bound and attached" :
-		    "VFIO_GROUP_GET_DEVICE_FD");
-	if (ioctl(d->fd, VFIO_DEVICE_GET_INFO, &di) ||
-	    !(di.flags & VFIO_DEVICE_FLAGS_PCI) ||
-	    di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
-		die("VFIO_DEVICE_GET_INFO");
-	ri.index = VFIO_PCI_BAR0_REGION_INDEX;
-	if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri) ||
-	    ri.size < GVT_SIM_BAR0_SIZE)
-		die("GET_REGION_INFO(BAR0)");
-	d->bar0 = ri.offset;
-	ri.index = VFIO_PCI_CONFIG_REGION_INDEX;
-	if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri))
-		die("GET_REGION_INFO(config)");
-	d->cfg = ri.offset;
+	/* INTx is not among the library's interrupts (MSI, MSI-X). */
 	ii.index = irq_index;
 	if (ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) || ii.count < 1 ||
 	    !(ii.flags & VFIO_IRQ_INFO_EVENTFD))
@@ -2145,7 +2088,7 @@ static void new_session_checks(struct dev *d)
 	       reg(d, GVT_SIM_REG_IRQ_STATUS) == GVT_SIM_IRQ_ENGINE(0) && cfg_intx(d),
 	       "session 1: a completion asserts INTx; it closes the device with IRQ_STATUS set");
 	close(d->fd);
-	d->fd = device_fd(d);
+	d->fd = reopen_device(d);
 	if (d->fd < 0)
 		die("the device again (session 2)");
 	drain(d->efd);
