@@ -162,10 +162,10 @@ impl IrqSet {
 /// The operations of a VFIO device, implemented by the driver's data.
 ///
 /// The VFIO core calls them in process context and may call them concurrently, except that
-/// [`Operations::open_device`] and [`Operations::close_device`] are serialised with each other and the
-/// other operations run only between them. `VFIO_DEVICE_GET_INFO`, `VFIO_DEVICE_GET_IRQ_INFO`,
-/// `VFIO_DEVICE_SET_IRQS` and `VFIO_DEVICE_RESET` are decoded here and go to their own
-/// operations; other ioctls go to [`Operations::ioctl`].
+/// [`Operations::open_device`] and [`Operations::close_device`] are serialised with each other
+/// and the other operations run only between them. `VFIO_DEVICE_GET_INFO`,
+/// `VFIO_DEVICE_GET_IRQ_INFO`, `VFIO_DEVICE_SET_IRQS` and `VFIO_DEVICE_RESET` are decoded here
+/// and go to their own operations; other ioctls go to [`Operations::ioctl`].
 #[vtable]
 pub trait Operations: Sized + Send + Sync {
     /// The driver's name (`vfio_device_ops::name`).

@@ -11,9 +11,10 @@
  * container with VFIO_IOMMU_MAP_DMA as QEMU maps guest RAM (with -I, as
  * QEMU 8.2 and later do with -object iommufd: the device's
  * /dev/vfio/devices/vfioN bound to /dev/iommu, an IOAS attached, guest RAM
- * mapped with IOMMU_IOAS_MAP), and drives the device as a guest driver does: one ring of descriptors per engine and a status page
- * in guest memory, the TAIL register as doorbell, completions read from
- * the status page after an interrupt (MSI, or INTx unmasked with
+ * mapped with IOMMU_IOAS_MAP), and drives the device as a guest driver
+ * does: one ring of descriptors per engine and a status page in guest
+ * memory, the TAIL register as doorbell, completions read from the status
+ * page after an interrupt (MSI, or INTx unmasked with
  * VFIO_IRQ_SET_ACTION_UNMASK once IRQ_STATUS is cleared, as QEMU does).
  * It follows a workload profile and reports its own throughput.
  *
