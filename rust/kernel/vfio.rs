@@ -98,45 +98,123 @@ const DEVICE_SET_IRQS: u32 = ioc(10);
 /// `VFIO_DEVICE_RESET`.
 const DEVICE_RESET: u32 = ioc(11);
 
-/// What `VFIO_DEVICE_GET_INFO` reports.
+/// What `VFIO_DEVICE_GET_INFO` reports: made for a device's API, so that the flags and counts
+/// are that API's.
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceInfo {
-    /// `VFIO_DEVICE_FLAGS_*`.
-    pub flags: u32,
-    /// Number of regions.
-    pub num_regions: u32,
-    /// Number of interrupt indexes.
-    pub num_irqs: u32,
+    flags: u32,
+    num_regions: u32,
+    num_irqs: u32,
 }
 
-/// What `VFIO_DEVICE_GET_REGION_INFO` reports for one region.
+impl DeviceInfo {
+    /// A vfio-pci device (`VFIO_DEVICE_FLAGS_PCI`): its regions are [`pci::RegionIndex`], its
+    /// interrupts [`pci::IrqIndex`]; `reset` if it supports `VFIO_DEVICE_RESET`.
+    pub const fn pci(reset: bool) -> Self {
+        Self {
+            flags: bindings::VFIO_DEVICE_FLAGS_PCI
+                | if reset {
+                    bindings::VFIO_DEVICE_FLAGS_RESET
+                } else {
+                    0
+                },
+            num_regions: bindings::VFIO_PCI_NUM_REGIONS,
+            num_irqs: bindings::VFIO_PCI_NUM_IRQS,
+        }
+    }
+}
+
+/// What `VFIO_DEVICE_GET_REGION_INFO` reports for one region. A region of size 0 is absent.
+/// Regions are read and written through the device file; none can be mapped (`mmap`).
 #[derive(Clone, Copy, Debug)]
 pub struct RegionInfo {
-    /// `VFIO_REGION_INFO_FLAG_*`.
-    pub flags: u32,
+    /// User space may read it (`VFIO_REGION_INFO_FLAG_READ`).
+    pub readable: bool,
+    /// User space may write it (`VFIO_REGION_INFO_FLAG_WRITE`).
+    pub writable: bool,
     /// Size of the region in bytes (0: absent).
     pub size: u64,
     /// Offset of the region in the device file.
     pub offset: u64,
 }
 
+impl RegionInfo {
+    fn flags(&self) -> u32 {
+        let mut flags = 0;
+        if self.readable {
+            flags |= bindings::VFIO_REGION_INFO_FLAG_READ;
+        }
+        if self.writable {
+            flags |= bindings::VFIO_REGION_INFO_FLAG_WRITE;
+        }
+        flags
+    }
+}
+
 /// What `VFIO_DEVICE_GET_IRQ_INFO` reports for one interrupt index.
 #[derive(Clone, Copy, Debug)]
 pub struct IrqInfo {
-    /// `VFIO_IRQ_INFO_*`.
-    pub flags: u32,
+    /// Its vectors are signalled through eventfds (`VFIO_IRQ_INFO_EVENTFD`).
+    pub eventfd: bool,
+    /// `VFIO_IRQ_SET_ACTION_MASK` and `UNMASK` apply (`VFIO_IRQ_INFO_MASKABLE`).
+    pub maskable: bool,
+    /// It masks itself when it fires (`VFIO_IRQ_INFO_AUTOMASKED`), as level-triggered INTx.
+    pub automasked: bool,
+    /// Its vectors are enabled all at once, not added one by one (`VFIO_IRQ_INFO_NORESIZE`).
+    pub noresize: bool,
     /// Number of vectors.
     pub count: u32,
 }
 
-/// A `VFIO_DEVICE_SET_IRQS` request, validated as `vfio_set_irqs_validate_and_prepare()` does.
-///
-/// `data` holds `count` elements of the type that the `VFIO_IRQ_SET_DATA_*` flag names (none,
-/// `u8` booleans or `i32` eventfds).
+impl IrqInfo {
+    fn flags(&self) -> u32 {
+        let mut flags = 0;
+        for (set, flag) in [
+            (self.eventfd, bindings::VFIO_IRQ_INFO_EVENTFD),
+            (self.maskable, bindings::VFIO_IRQ_INFO_MASKABLE),
+            (self.automasked, bindings::VFIO_IRQ_INFO_AUTOMASKED),
+            (self.noresize, bindings::VFIO_IRQ_INFO_NORESIZE),
+        ] {
+            if set {
+                flags |= flag;
+            }
+        }
+        flags
+    }
+}
+
+/// What a `VFIO_DEVICE_SET_IRQS` does to its vectors (`VFIO_IRQ_SET_ACTION_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqAction {
+    /// `VFIO_IRQ_SET_ACTION_MASK`.
+    Mask,
+    /// `VFIO_IRQ_SET_ACTION_UNMASK`.
+    Unmask,
+    /// `VFIO_IRQ_SET_ACTION_TRIGGER`.
+    Trigger,
+}
+
+/// The data of a `VFIO_DEVICE_SET_IRQS`, one element per vector (`VFIO_IRQ_SET_DATA_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqData {
+    /// `VFIO_IRQ_SET_DATA_NONE`: no data; the action applies to every vector.
+    None,
+    /// `VFIO_IRQ_SET_DATA_BOOL`: whether the action applies, per vector
+    /// ([`IrqSet::bool_at`]).
+    Bool,
+    /// `VFIO_IRQ_SET_DATA_EVENTFD`: an eventfd per vector, -1 for none ([`IrqSet::fd_at`]).
+    Eventfd,
+}
+
+/// A `VFIO_DEVICE_SET_IRQS` request, validated as `vfio_set_irqs_validate_and_prepare()` does
+/// (one kind of data, vectors that the index has), with one action: a request with none or
+/// several fails with `ENOTTY` before the driver sees it.
 pub struct IrqSet {
-    /// `VFIO_IRQ_SET_DATA_*` and `VFIO_IRQ_SET_ACTION_*` flags.
-    pub flags: u32,
-    /// The interrupt index.
+    /// What to do.
+    pub action: IrqAction,
+    /// The kind of data, of which `data` holds `count` elements.
+    pub data_type: IrqData,
+    /// The interrupt index (for vfio-pci, a [`pci::IrqIndex`]).
     pub index: u32,
     /// The first vector.
     pub start: u32,
@@ -146,16 +224,88 @@ pub struct IrqSet {
 }
 
 impl IrqSet {
-    /// The boolean of vector `start + i`, for `VFIO_IRQ_SET_DATA_BOOL`.
+    /// The boolean of vector `start + i`, for [`IrqData::Bool`].
     pub fn bool_at(&self, i: usize) -> Option<bool> {
+        if self.data_type != IrqData::Bool {
+            return None;
+        }
         self.data.get(i).map(|b| *b != 0)
     }
 
-    /// The file descriptor of vector `start + i`, for `VFIO_IRQ_SET_DATA_EVENTFD`.
+    /// The file descriptor of vector `start + i`, for [`IrqData::Eventfd`].
     pub fn fd_at(&self, i: usize) -> Option<i32> {
+        if self.data_type != IrqData::Eventfd {
+            return None;
+        }
         let at = i.checked_mul(size_of::<i32>())?;
         let b = self.data.get(at..at + size_of::<i32>())?;
         Some(i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+/// The regions and interrupts of a vfio-pci device (`DeviceInfo::pci`), as `linux/vfio.h`
+/// numbers them.
+pub mod pci {
+    use crate::bindings;
+
+    /// A region of a vfio-pci device (`VFIO_PCI_*_REGION_INDEX`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum RegionIndex {
+        /// A BAR, 0 to 5.
+        Bar(u8),
+        /// The expansion ROM.
+        Rom,
+        /// The configuration space.
+        Config,
+        /// The VGA ranges.
+        Vga,
+    }
+
+    impl RegionIndex {
+        /// The region of index `index`, `None` past the vfio-pci regions.
+        pub fn from_raw(index: u32) -> Option<Self> {
+            Some(match index {
+                bindings::VFIO_PCI_BAR0_REGION_INDEX..=bindings::VFIO_PCI_BAR5_REGION_INDEX => {
+                    Self::Bar(
+                        u8::try_from(index.wrapping_sub(bindings::VFIO_PCI_BAR0_REGION_INDEX))
+                            .ok()?,
+                    )
+                }
+                bindings::VFIO_PCI_ROM_REGION_INDEX => Self::Rom,
+                bindings::VFIO_PCI_CONFIG_REGION_INDEX => Self::Config,
+                bindings::VFIO_PCI_VGA_REGION_INDEX => Self::Vga,
+                _ => return None,
+            })
+        }
+    }
+
+    /// An interrupt index of a vfio-pci device (`VFIO_PCI_*_IRQ_INDEX`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum IrqIndex {
+        /// The interrupt pin (INTx).
+        Intx,
+        /// MSI.
+        Msi,
+        /// MSI-X.
+        Msix,
+        /// Error reporting (AER).
+        Err,
+        /// Device requests: the host wants the device back.
+        Req,
+    }
+
+    impl IrqIndex {
+        /// The index `index`, `None` past the vfio-pci interrupts.
+        pub fn from_raw(index: u32) -> Option<Self> {
+            Some(match index {
+                bindings::VFIO_PCI_INTX_IRQ_INDEX => Self::Intx,
+                bindings::VFIO_PCI_MSI_IRQ_INDEX => Self::Msi,
+                bindings::VFIO_PCI_MSIX_IRQ_INDEX => Self::Msix,
+                bindings::VFIO_PCI_ERR_IRQ_INDEX => Self::Err,
+                bindings::VFIO_PCI_REQ_IRQ_INDEX => Self::Req,
+                _ => return None,
+            })
+        }
     }
 }
 
@@ -644,7 +794,7 @@ impl<T: Operations> Device<T> {
         let info = unsafe { &mut *info };
         match T::region_info(this, info.index) {
             Ok(r) => {
-                info.flags = r.flags;
+                info.flags = r.flags();
                 info.size = r.size;
                 info.offset = r.offset;
                 0
@@ -718,7 +868,7 @@ impl<T: Operations> Device<T> {
             return Err(EINVAL);
         }
         let i = T::irq_info(self, info.index)?;
-        info.flags = i.flags;
+        info.flags = i.flags();
         info.count = i.count;
         // SAFETY: As above.
         w.write_slice(unsafe { as_bytes_mut(&mut info, MINSZ) })
@@ -755,8 +905,24 @@ impl<T: Operations> Device<T> {
             UserSlice::new(UserPtr::from_addr(arg).wrapping_byte_add(MINSZ), data_size)
                 .read_all(&mut data, GFP_KERNEL)?;
         }
+        // `vfio_set_irqs_validate_and_prepare()` checks that there is one kind of data, not one
+        // action: none, or several, is an operation that no index has, `ENOTTY` as vfio-pci
+        // answers it.
+        let action = match hdr.flags & bindings::VFIO_IRQ_SET_ACTION_TYPE_MASK {
+            bindings::VFIO_IRQ_SET_ACTION_MASK => IrqAction::Mask,
+            bindings::VFIO_IRQ_SET_ACTION_UNMASK => IrqAction::Unmask,
+            bindings::VFIO_IRQ_SET_ACTION_TRIGGER => IrqAction::Trigger,
+            _ => return Err(ENOTTY),
+        };
+        let data_type = match hdr.flags & bindings::VFIO_IRQ_SET_DATA_TYPE_MASK {
+            bindings::VFIO_IRQ_SET_DATA_NONE => IrqData::None,
+            bindings::VFIO_IRQ_SET_DATA_BOOL => IrqData::Bool,
+            bindings::VFIO_IRQ_SET_DATA_EVENTFD => IrqData::Eventfd,
+            _ => return Err(EINVAL),
+        };
         Ok(IrqSet {
-            flags: hdr.flags,
+            action,
+            data_type,
             index: hdr.index,
             start: hdr.start,
             count: hdr.count,
@@ -840,16 +1006,8 @@ impl<T: Migration> Registration<T> {
     pub fn new_emulated_iommu_migratable(dev: ARef<Device<T>>) -> Result<Self> {
         const {
             assert!(
-                T::FLAGS & bindings::VFIO_MIGRATION_STOP_COPY != 0,
+                T::FLAGS.contains(MigrationFlags::STOP_COPY),
                 "a migratable device supports at least STOP_COPY"
-            );
-            assert!(
-                T::FLAGS
-                    & !(bindings::VFIO_MIGRATION_STOP_COPY
-                        | bindings::VFIO_MIGRATION_P2P
-                        | bindings::VFIO_MIGRATION_PRE_COPY)
-                    == 0,
-                "unknown VFIO_MIGRATION_* flags"
             );
         };
         if dev.registered.swap(true, Ordering::AcqRel) {
@@ -861,11 +1019,11 @@ impl<T: Migration> Registration<T> {
         // registered, below.
         unsafe {
             (*vdev).mig_ops = const { &MigrationVtable::<T>::OPS };
-            (*vdev).migration_flags = T::FLAGS;
+            (*vdev).migration_flags = T::FLAGS.0;
         }
         // After the fields it describes: `mig_next_state()` reads `migration_flags` once it sees
         // this.
-        dev.mig_flags.store(T::FLAGS, Ordering::Release);
+        dev.mig_flags.store(T::FLAGS.0, Ordering::Release);
         let reg = Self::register(dev.clone());
         if reg.is_err() {
             dev.mig_flags.store(0, Ordering::Release);
@@ -927,6 +1085,29 @@ impl MigState {
     }
 }
 
+/// What a migratable device supports (`VFIO_MIGRATION_*`), combined with [`MigrationFlags::or`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MigrationFlags(u32);
+
+impl MigrationFlags {
+    /// `VFIO_MIGRATION_STOP_COPY`: the states STOP, STOP_COPY and RESUMING.
+    pub const STOP_COPY: Self = Self(bindings::VFIO_MIGRATION_STOP_COPY);
+    /// `VFIO_MIGRATION_P2P`: RUNNING_P2P.
+    pub const P2P: Self = Self(bindings::VFIO_MIGRATION_P2P);
+    /// `VFIO_MIGRATION_PRE_COPY`: PRE_COPY (and PRE_COPY_P2P with `P2P`).
+    pub const PRE_COPY: Self = Self(bindings::VFIO_MIGRATION_PRE_COPY);
+
+    /// Both `self` and `other`.
+    pub const fn or(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Whether `self` has every flag of `other`.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
 /// The migration of a VFIO device (`struct vfio_migration_ops`), implemented by the driver's data
 /// of a device registered with [`Registration::new_emulated_iommu_migratable`].
 ///
@@ -934,10 +1115,10 @@ impl MigState {
 /// the [`Operations`] operations: the driver serialises them itself. It calls them only while the
 /// device is open.
 pub trait Migration: Operations {
-    /// The `VFIO_MIGRATION_*` flags of the device: `VFIO_MIGRATION_STOP_COPY`, which must be set
-    /// (STOP, STOP_COPY and RESUMING), and optionally `VFIO_MIGRATION_P2P` and
-    /// `VFIO_MIGRATION_PRE_COPY`.
-    const FLAGS: u32;
+    /// What the device supports: [`MigrationFlags::STOP_COPY`], which must be among them
+    /// (STOP, STOP_COPY and RESUMING), and optionally [`MigrationFlags::P2P`] and
+    /// [`MigrationFlags::PRE_COPY`].
+    const FLAGS: MigrationFlags;
 
     /// `VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE` set: takes the device to `new`, returning the data
     /// file of a transfer session that the transition starts.

@@ -12,24 +12,6 @@
 
 use core::mem;
 use kernel::{
-    bindings::{
-        VFIO_IRQ_INFO_AUTOMASKED,
-        VFIO_IRQ_INFO_EVENTFD,
-        VFIO_IRQ_INFO_MASKABLE,
-        VFIO_IRQ_INFO_NORESIZE,
-        VFIO_IRQ_SET_ACTION_MASK,
-        VFIO_IRQ_SET_ACTION_TRIGGER,
-        VFIO_IRQ_SET_ACTION_TYPE_MASK,
-        VFIO_IRQ_SET_ACTION_UNMASK,
-        VFIO_IRQ_SET_DATA_BOOL,
-        VFIO_IRQ_SET_DATA_EVENTFD,
-        VFIO_IRQ_SET_DATA_NONE,
-        VFIO_PCI_ERR_IRQ_INDEX,
-        VFIO_PCI_INTX_IRQ_INDEX,
-        VFIO_PCI_MSI_IRQ_INDEX,
-        VFIO_PCI_NUM_IRQS,
-        VFIO_PCI_REQ_IRQ_INDEX, //
-    },
     device::Device,
     eventfd::EventFd,
     new_mutex,
@@ -40,6 +22,9 @@ use kernel::{
         SpinLockIrq, //
     },
     vfio::{
+        pci::IrqIndex,
+        IrqAction,
+        IrqData,
         IrqInfo,
         IrqSet, //
     }, //
@@ -108,28 +93,23 @@ pub(super) struct Irqs {
 /// Vectors per index, as `vfio_pci_get_irq_count()` gives for our device:
 /// the interrupt pin INTA, one MSI vector, ERR (never signalled: no AER
 /// here) and REQ; no MSI-X.
-fn irq_count(index: u32) -> u32 {
+fn irq_count(index: IrqIndex) -> u32 {
     match index {
-        VFIO_PCI_INTX_IRQ_INDEX
-        | VFIO_PCI_MSI_IRQ_INDEX
-        | VFIO_PCI_ERR_IRQ_INDEX
-        | VFIO_PCI_REQ_IRQ_INDEX => 1,
-        _ => 0,
+        IrqIndex::Intx | IrqIndex::Msi | IrqIndex::Err | IrqIndex::Req => 1,
+        IrqIndex::Msix => 0,
     }
 }
 
-/// `VFIO_DEVICE_GET_IRQ_INFO` of `index`.
+/// `VFIO_DEVICE_GET_IRQ_INFO` of `index`: INTx is maskable and masks
+/// itself when it fires; the others have their vectors enabled at once.
 pub(super) fn info(index: u32) -> Result<IrqInfo> {
-    if index >= VFIO_PCI_NUM_IRQS {
-        return Err(EINVAL);
-    }
-    let flags = if index == VFIO_PCI_INTX_IRQ_INDEX {
-        VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_MASKABLE | VFIO_IRQ_INFO_AUTOMASKED
-    } else {
-        VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE
-    };
+    let index = IrqIndex::from_raw(index).ok_or(EINVAL)?;
+    let intx = index == IrqIndex::Intx;
     Ok(IrqInfo {
-        flags,
+        eventfd: true,
+        maskable: intx,
+        automasked: intx,
+        noresize: !intx,
         count: irq_count(index),
     })
 }
@@ -223,11 +203,11 @@ impl Irqs {
         if self.ty() != IrqType::Intx || set.start != 0 || set.count != 1 {
             return Err(EINVAL);
         }
-        if set.flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 {
+        if set.data_type == IrqData::Eventfd {
             // As vfio-pci: no irqfd (un)masking here.
             return Err(ENOTTY);
         }
-        if set.flags & VFIO_IRQ_SET_DATA_BOOL != 0 && !bool_of(set) {
+        if set.data_type == IrqData::Bool && !bool_of(set) {
             return Ok(());
         }
         let mut s = self.state.lock();
@@ -244,14 +224,14 @@ impl Irqs {
     fn intx_trigger(&self, set: &IrqSet) -> Result {
         let ty = self.ty();
         let intx = ty == IrqType::Intx;
-        if intx && set.count == 0 && set.flags & VFIO_IRQ_SET_DATA_NONE != 0 {
+        if intx && set.count == 0 && set.data_type == IrqData::None {
             self.set_type(IrqType::None, None);
             return Ok(());
         }
         if !(intx || ty == IrqType::None) || set.start != 0 || set.count != 1 {
             return Err(EINVAL);
         }
-        if set.flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 {
+        if set.data_type == IrqData::Eventfd {
             let ctx = fdget(fd_of(set)?)?;
             if intx {
                 drop(self.swap_intx(ctx));
@@ -264,7 +244,7 @@ impl Irqs {
             return Err(EINVAL);
         }
         // DATA_NONE and DATA_BOOL: loopback test, no masking.
-        if set.flags & VFIO_IRQ_SET_DATA_NONE != 0 || bool_of(set) {
+        if set.data_type == IrqData::None || bool_of(set) {
             if let Some(t) = &self.state.lock().intx_trigger {
                 t.signal();
             }
@@ -275,14 +255,14 @@ impl Irqs {
     fn msi_trigger(&self, set: &IrqSet) -> Result {
         let ty = self.ty();
         let msi = ty == IrqType::Msi;
-        if msi && set.count == 0 && set.flags & VFIO_IRQ_SET_DATA_NONE != 0 {
+        if msi && set.count == 0 && set.data_type == IrqData::None {
             self.set_type(IrqType::None, None);
             return Ok(());
         }
         if !(msi || ty == IrqType::None) {
             return Err(EINVAL);
         }
-        if set.flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 {
+        if set.data_type == IrqData::Eventfd {
             // Enabling no vector fails as pci_alloc_irq_vectors() does.
             if !msi && set.start.wrapping_add(set.count) == 0 {
                 return Err(ERANGE);
@@ -311,7 +291,7 @@ impl Irqs {
         if !msi {
             return Err(EINVAL);
         }
-        if set.count != 0 && (set.flags & VFIO_IRQ_SET_DATA_NONE != 0 || bool_of(set)) {
+        if set.count != 0 && (set.data_type == IrqData::None || bool_of(set)) {
             if let Some(t) = &self.state.lock().msi_trigger {
                 t.signal();
             }
@@ -324,7 +304,7 @@ impl Irqs {
         if set.start != 0 || set.count > 1 {
             return Err(EINVAL);
         }
-        if set.flags & VFIO_IRQ_SET_DATA_NONE != 0 {
+        if set.data_type == IrqData::None {
             let present = {
                 let mut s = self.state.lock();
                 let slot = s.single(which);
@@ -344,7 +324,7 @@ impl Irqs {
         if set.count == 0 {
             return Err(EINVAL);
         }
-        if set.flags & VFIO_IRQ_SET_DATA_BOOL != 0 {
+        if set.data_type == IrqData::Bool {
             if bool_of(set) {
                 if let Some(t) = &*self.state.lock().single(which) {
                     t.signal();
@@ -363,19 +343,14 @@ impl Irqs {
 
     /// `VFIO_DEVICE_SET_IRQS` after `vfio_set_irqs_validate_and_prepare()`.
     pub(super) fn set_irqs(&self, set: &IrqSet) -> Result {
-        let action = set.flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
-        let trigger = action == VFIO_IRQ_SET_ACTION_TRIGGER;
         let _gate = self.igate.lock();
-        match set.index {
-            VFIO_PCI_INTX_IRQ_INDEX if trigger => self.intx_trigger(set),
-            VFIO_PCI_INTX_IRQ_INDEX
-                if action == VFIO_IRQ_SET_ACTION_MASK || action == VFIO_IRQ_SET_ACTION_UNMASK =>
-            {
-                self.intx_mask(set, action == VFIO_IRQ_SET_ACTION_MASK)
-            }
-            VFIO_PCI_MSI_IRQ_INDEX if trigger => self.msi_trigger(set),
-            VFIO_PCI_ERR_IRQ_INDEX if trigger => self.single_trigger(Single::Err, set),
-            VFIO_PCI_REQ_IRQ_INDEX if trigger => self.single_trigger(Single::Req, set),
+        match (IrqIndex::from_raw(set.index), set.action) {
+            (Some(IrqIndex::Intx), IrqAction::Trigger) => self.intx_trigger(set),
+            (Some(IrqIndex::Intx), IrqAction::Mask) => self.intx_mask(set, true),
+            (Some(IrqIndex::Intx), IrqAction::Unmask) => self.intx_mask(set, false),
+            (Some(IrqIndex::Msi), IrqAction::Trigger) => self.msi_trigger(set),
+            (Some(IrqIndex::Err), IrqAction::Trigger) => self.single_trigger(Single::Err, set),
+            (Some(IrqIndex::Req), IrqAction::Trigger) => self.single_trigger(Single::Req, set),
             _ => Err(ENOTTY),
         }
     }

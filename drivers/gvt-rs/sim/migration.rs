@@ -42,7 +42,6 @@ use core::sync::atomic::{
     Ordering, //
 };
 use kernel::{
-    bindings,
     fmt,
     new_mutex,
     prelude::*,
@@ -59,7 +58,8 @@ use kernel::{
         self,
         DataFile,
         MigState,
-        MigrationData, //
+        MigrationData,
+        MigrationFlags, //
     }, //
 };
 
@@ -868,7 +868,7 @@ impl SimVgpu {
 }
 
 impl vfio::Migration for SimVgpu {
-    const FLAGS: u32 = bindings::VFIO_MIGRATION_STOP_COPY;
+    const FLAGS: MigrationFlags = MigrationFlags::STOP_COPY;
 
     fn set_state(v: &Vgpu, new: MigState) -> Result<Option<DataFile>> {
         let mut m = v.mig.lock();

@@ -39,13 +39,10 @@ use super::{
 use crate::protocol::*;
 use kernel::{
     bindings,
-    prelude::*, //
+    prelude::*,
+    vfio::pci::RegionIndex, //
 };
 
-/// VFIO region index of BAR0.
-pub(super) const REGION_BAR0: u32 = 0;
-/// VFIO region index of the PCI configuration space.
-pub(super) const REGION_CONFIG: u32 = 7;
 /// Size of the configuration space.
 pub(super) const CFG_SIZE: usize = 256;
 
@@ -211,24 +208,30 @@ fn cfg_write_mask(at: usize) -> u8 {
 }
 
 /// Size of VFIO region `index` (0: absent).
-pub(super) fn region_size(index: u32) -> u64 {
+pub(super) fn region_size(index: RegionIndex) -> u64 {
     match index {
-        REGION_BAR0 => BAR0_SIZE as u64,
-        REGION_CONFIG => CFG_SIZE as u64,
+        RegionIndex::Bar(0) => BAR0_SIZE as u64,
+        RegionIndex::Config => CFG_SIZE as u64,
         _ => 0,
     }
 }
 
 /// Handles one access of `data.len()` bytes at `off` of region `index`.
-pub(super) fn access(v: &Vgpu, index: u32, off: u64, data: &mut [u8], write: bool) -> Result {
+pub(super) fn access(
+    v: &Vgpu,
+    index: RegionIndex,
+    off: u64,
+    data: &mut [u8],
+    write: bool,
+) -> Result {
     let len = data.len();
     let end = off.checked_add(len as u64).ok_or(EINVAL)?;
     if len == 0 || end > region_size(index) {
         return Err(EINVAL);
     }
     match index {
-        REGION_CONFIG => config_access(v, off, data, write),
-        REGION_BAR0 => {
+        RegionIndex::Config => config_access(v, off, data, write),
+        RegionIndex::Bar(0) => {
             // A VM's vCPU threads are those that access its registers.
             v.gpu().vms.vcpu_access(v.id);
             bar0_access(v, off, data, write)

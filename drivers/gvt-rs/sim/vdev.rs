@@ -11,14 +11,6 @@ use super::{
     SimVgpu, //
 };
 use kernel::{
-    bindings::{
-        VFIO_DEVICE_FLAGS_PCI,
-        VFIO_DEVICE_FLAGS_RESET,
-        VFIO_PCI_NUM_IRQS,
-        VFIO_PCI_NUM_REGIONS,
-        VFIO_REGION_INFO_FLAG_READ,
-        VFIO_REGION_INFO_FLAG_WRITE, //
-    },
     fs::file::Offset,
     prelude::*,
     uaccess::{
@@ -27,6 +19,7 @@ use kernel::{
     },
     vfio::{
         self,
+        pci::RegionIndex,
         DeviceInfo,
         IrqInfo,
         IrqSet,
@@ -45,12 +38,13 @@ pub(crate) type Vgpu = vfio::Device<SimVgpu>;
 
 /// One register access per read or write, as an MMIO cycle; configuration
 /// space may be read whole (QEMU reads it in one access).
-fn split(offset: Offset, count: usize) -> Result<(u32, u64)> {
+fn split(offset: Offset, count: usize) -> Result<(RegionIndex, u64)> {
     if count == 0 || count > MAX_ACCESS {
         return Err(EINVAL);
     }
     let pos = offset as u64;
     let index = u32::try_from(pos >> OFFSET_SHIFT).map_err(|_| EINVAL)?;
+    let index = RegionIndex::from_raw(index).ok_or(EINVAL)?;
     Ok((index, pos & OFFSET_MASK))
 }
 
@@ -92,24 +86,14 @@ impl vfio::Operations for SimVgpu {
     }
 
     fn info(_v: &Vgpu) -> DeviceInfo {
-        DeviceInfo {
-            flags: VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET,
-            num_regions: VFIO_PCI_NUM_REGIONS,
-            num_irqs: VFIO_PCI_NUM_IRQS,
-        }
+        DeviceInfo::pci(true)
     }
 
     fn region_info(_v: &Vgpu, index: u32) -> Result<RegionInfo> {
-        if index >= VFIO_PCI_NUM_REGIONS {
-            return Err(EINVAL);
-        }
-        let size = regs::region_size(index);
+        let size = regs::region_size(RegionIndex::from_raw(index).ok_or(EINVAL)?);
         Ok(RegionInfo {
-            flags: if size != 0 {
-                VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE
-            } else {
-                0
-            },
+            readable: size != 0,
+            writable: size != 0,
             size,
             offset: u64::from(index) << OFFSET_SHIFT,
         })
