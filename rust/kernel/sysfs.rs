@@ -285,11 +285,13 @@ where
         _attr: *mut bindings::device_attribute,
         buf: *mut c_char,
     ) -> isize {
-        // SAFETY: `Groups` is only installed in the `dev_groups` of a driver
-        // or class whose devices have a `Data` as driver data, in the context
-        // `Ctx`, while they have the groups; the driver core removes the
-        // groups, waiting for the callbacks in progress, before the driver's
-        // `remove` (or before the class device's unregistration returns).
+        // The group is only in the `dev_groups` (`Groups::as_raw`,
+        // `static_groups_as_raw`) of a driver or class whose devices have a
+        // `Data` (or NULL) as driver data, in the context `Ctx`, while they
+        // have the groups: the driver core removes them, waiting for the
+        // callbacks in progress, before it unbinds the device (or before the
+        // class device's unregistration returns).
+        // SAFETY: So `dev` and its driver data are as `data` requires.
         let found = unsafe { Self::data(dev) };
         let Some((dev, data)) = found else {
             return ENODEV.to_errno() as isize;

@@ -116,8 +116,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
-#include <linux/iommufd.h>
 #include <linux/pci_regs.h>
 #include <linux/userfaultfd.h>
 #include <linux/vfio.h>
@@ -174,9 +172,9 @@ struct ring {
 
 struct dev {
 	struct iommu *iommu;		/* the container, or with -I the IOAS */
-	struct vfio_pci_device *vdev;	/* the library's device */
+	struct vfio_pci_device *vdev;	/* the library's device; vdev->fd its file */
 	char name[PATH_MAX];		/* its sysfs directory, as the library names it */
-	int fd, efd;			/* fd: the device file (vdev->fd) */
+	int efd;
 	int req;			/* REQ eventfd: the host wants the device */
 	uint64_t bar0, cfg;
 	uint32_t engines, ring_max, max_duration;
@@ -222,7 +220,7 @@ static uint64_t bar_accesses;
 /* One access of len bytes: 0 or -errno. */
 static int bar_rd(struct dev *d, uint64_t off, void *v, size_t len)
 {
-	ssize_t n = pread(d->fd, v, len, d->bar0 + off);
+	ssize_t n = pread(d->vdev->fd, v, len, d->bar0 + off);
 
 	bar_accesses++;
 
@@ -231,7 +229,7 @@ static int bar_rd(struct dev *d, uint64_t off, void *v, size_t len)
 
 static int bar_wr(struct dev *d, uint64_t off, const void *v, size_t len)
 {
-	ssize_t n = pwrite(d->fd, v, len, d->bar0 + off);
+	ssize_t n = pwrite(d->vdev->fd, v, len, d->bar0 + off);
 
 	bar_accesses++;
 
@@ -240,14 +238,14 @@ static int bar_wr(struct dev *d, uint64_t off, const void *v, size_t len)
 
 static int cfg_rd(struct dev *d, uint64_t off, void *v, size_t len)
 {
-	ssize_t n = pread(d->fd, v, len, d->cfg + off);
+	ssize_t n = pread(d->vdev->fd, v, len, d->cfg + off);
 
 	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
 static int cfg_wr(struct dev *d, uint64_t off, const void *v, size_t len)
 {
-	ssize_t n = pwrite(d->fd, v, len, d->cfg + off);
+	ssize_t n = pwrite(d->vdev->fd, v, len, d->cfg + off);
 
 	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
@@ -333,7 +331,7 @@ static int set_irqs_argsz(struct dev *d, uint32_t argsz, uint32_t flags,
 	set->count = count;
 	if (len)
 		memcpy(buf + IRQ_SET_HDR, data, len);
-	return ioctl(d->fd, VFIO_DEVICE_SET_IRQS, set) ? -errno : 0;
+	return ioctl(d->vdev->fd, VFIO_DEVICE_SET_IRQS, set) ? -errno : 0;
 }
 
 static int set_irqs(struct dev *d, uint32_t flags, uint32_t index,
@@ -434,6 +432,7 @@ static int reopen_device(struct dev *d)
 	cdev = vfio_pci_get_cdev_path(d->name);
 	fd = open(cdev, O_RDWR | O_CLOEXEC);
 	free((void *)cdev);
+	d->vdev->fd = fd;
 	if (fd < 0)
 		return -1;
 	err = -__vfio_device_bind_iommufd(fd, d->iommu->iommufd, NULL);
@@ -441,10 +440,10 @@ static int reopen_device(struct dev *d)
 		err = errno;
 	if (err) {
 		close(fd);
+		d->vdev->fd = -1;
 		errno = err;
 		return -1;
 	}
-	d->vdev->fd = fd;
 	return fd;
 }
 
@@ -460,7 +459,6 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	 */
 	d->iommu = iommu_init(use_iommufd ? MODE_IOMMUFD : MODE_VFIO_TYPE1V2_IOMMU);
 	d->vdev = vfio_pci_device_init(d->name, d->iommu);
-	d->fd = d->vdev->fd;
 	if (!(d->vdev->info.flags & VFIO_DEVICE_FLAGS_PCI) ||
 	    d->vdev->info.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
 		die("VFIO_DEVICE_GET_INFO: not a PCI device");
@@ -478,11 +476,11 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 		die(use_iommufd ? "IOMMU_IOAS_MAP" : "VFIO_IOMMU_MAP_DMA");
 	/* INTx is not among the library's interrupts (MSI, MSI-X). */
 	ii.index = irq_index;
-	if (ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) || ii.count < 1 ||
+	if (ioctl(d->vdev->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) || ii.count < 1 ||
 	    !(ii.flags & VFIO_IRQ_INFO_EVENTFD))
 		die("GET_IRQ_INFO");
 	/* QEMU resets every device when the machine starts. */
-	if (ioctl(d->fd, VFIO_DEVICE_RESET))
+	if (ioctl(d->vdev->fd, VFIO_DEVICE_RESET))
 		die("VFIO_DEVICE_RESET");
 	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->efd < 0)
@@ -794,7 +792,7 @@ static int do_reset(struct dev *d, int vfio)
 	uint32_t one = 1;
 
 	if (vfio)
-		return ioctl(d->fd, VFIO_DEVICE_RESET) ? -errno : 0;
+		return ioctl(d->vdev->fd, VFIO_DEVICE_RESET) ? -errno : 0;
 	return bar_wr(d, GVT_SIM_REG_RESET, &one, 4);
 }
 
@@ -1255,7 +1253,7 @@ static void irq_info_check(struct dev *d, uint32_t index, int want_ret,
 			   uint32_t count, uint32_t flags, const char *name)
 {
 	struct vfio_irq_info ii = { .argsz = sizeof(ii), .index = index };
-	int ret = ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) ? -errno : 0;
+	int ret = ioctl(d->vdev->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) ? -errno : 0;
 
 	if (want_ret) {
 		expect_ret(ret, want_ret, "GET_IRQ_INFO(%s)", name);
@@ -1273,7 +1271,7 @@ static void info_checks(struct dev *d)
 	int ok = 1, ret;
 	const uint32_t ev = VFIO_IRQ_INFO_EVENTFD, nr = VFIO_IRQ_INFO_NORESIZE;
 
-	ret = ioctl(d->fd, VFIO_DEVICE_GET_INFO, &di) ? -errno : 0;
+	ret = ioctl(d->vdev->fd, VFIO_DEVICE_GET_INFO, &di) ? -errno : 0;
 	expect(!ret && di.flags == (VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET) &&
 	       di.num_regions == VFIO_PCI_NUM_REGIONS && di.num_irqs == VFIO_PCI_NUM_IRQS,
 	       "GET_INFO: PCI|RESET, %u regions, %u IRQ indexes (got 0x%x, %u, %u)",
@@ -1286,7 +1284,7 @@ static void info_checks(struct dev *d)
 		uint32_t flags = size ? VFIO_REGION_INFO_FLAG_READ |
 					VFIO_REGION_INFO_FLAG_WRITE : 0;
 
-		if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri) ||
+		if (ioctl(d->vdev->fd, VFIO_DEVICE_GET_REGION_INFO, &ri) ||
 		    ri.size != size || ri.flags != flags) {
 			ok = 0;
 			printf("# region %u: size 0x%llx flags 0x%x\n", i,
@@ -1304,7 +1302,7 @@ static void info_checks(struct dev *d)
 	irq_info_check(d, VFIO_PCI_NUM_IRQS, -EINVAL, 0, 0, "index 5");
 	irq_info_check(d, 0xffffffff, -EINVAL, 0, 0, "index ~0");
 	ii.index = VFIO_PCI_MSI_IRQ_INDEX;
-	ret = ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) ? -errno : 0;
+	ret = ioctl(d->vdev->fd, VFIO_DEVICE_GET_IRQ_INFO, &ii) ? -errno : 0;
 	expect_ret(ret, -EINVAL, "GET_IRQ_INFO with argsz 8");
 }
 
@@ -2088,9 +2086,8 @@ static void new_session_checks(struct dev *d)
 	expect(!ret && wait_efd(d->efd, ANSWER_MS) == 1 &&
 	       reg(d, GVT_SIM_REG_IRQ_STATUS) == GVT_SIM_IRQ_ENGINE(0) && cfg_intx(d),
 	       "session 1: a completion asserts INTx; it closes the device with IRQ_STATUS set");
-	close(d->fd);
-	d->fd = reopen_device(d);
-	if (d->fd < 0)
+	close(d->vdev->fd);
+	if (reopen_device(d) < 0)
 		die("the device again (session 2)");
 	drain(d->efd);
 	expect_ret(set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, d->efd), 0,
@@ -2559,7 +2556,7 @@ static void *spin(void *arg)
 	struct dev *d = arg;
 	uint32_t v;
 
-	if (pread(d->fd, &v, sizeof(v), d->bar0 + GVT_SIM_REG_VGPU_ID) != sizeof(v))
+	if (pread(d->vdev->fd, &v, sizeof(v), d->bar0 + GVT_SIM_REG_VGPU_ID) != sizeof(v))
 		die("BAR0 read of a busy vCPU");
 	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
 		;
