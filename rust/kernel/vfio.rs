@@ -55,6 +55,10 @@ use crate::{
         Mutex,
         SpinLock, //
     },
+    transmute::{
+        AsBytes,
+        FromBytes, //
+    },
     types::{
         ForeignOwnable,
         Opaque, //
@@ -86,7 +90,7 @@ use core::{
 };
 
 const fn ioc(nr: u32) -> u32 {
-    _IO(bindings::VFIO_TYPE as u32, bindings::VFIO_BASE + nr)
+    _IO(uapi::VFIO_TYPE as u32, uapi::VFIO_BASE + nr)
 }
 
 /// `VFIO_DEVICE_GET_INFO`.
@@ -112,14 +116,14 @@ impl DeviceInfo {
     /// interrupts [`pci::IrqIndex`]; `reset` if it supports `VFIO_DEVICE_RESET`.
     pub const fn pci(reset: bool) -> Self {
         Self {
-            flags: bindings::VFIO_DEVICE_FLAGS_PCI
+            flags: uapi::VFIO_DEVICE_FLAGS_PCI
                 | if reset {
-                    bindings::VFIO_DEVICE_FLAGS_RESET
+                    uapi::VFIO_DEVICE_FLAGS_RESET
                 } else {
                     0
                 },
-            num_regions: bindings::VFIO_PCI_NUM_REGIONS,
-            num_irqs: bindings::VFIO_PCI_NUM_IRQS,
+            num_regions: uapi::VFIO_PCI_NUM_REGIONS,
+            num_irqs: uapi::VFIO_PCI_NUM_IRQS,
         }
     }
 }
@@ -142,10 +146,10 @@ impl RegionInfo {
     fn flags(&self) -> u32 {
         let mut flags = 0;
         if self.readable {
-            flags |= bindings::VFIO_REGION_INFO_FLAG_READ;
+            flags |= uapi::VFIO_REGION_INFO_FLAG_READ;
         }
         if self.writable {
-            flags |= bindings::VFIO_REGION_INFO_FLAG_WRITE;
+            flags |= uapi::VFIO_REGION_INFO_FLAG_WRITE;
         }
         flags
     }
@@ -170,10 +174,10 @@ impl IrqInfo {
     fn flags(&self) -> u32 {
         let mut flags = 0;
         for (set, flag) in [
-            (self.eventfd, bindings::VFIO_IRQ_INFO_EVENTFD),
-            (self.maskable, bindings::VFIO_IRQ_INFO_MASKABLE),
-            (self.automasked, bindings::VFIO_IRQ_INFO_AUTOMASKED),
-            (self.noresize, bindings::VFIO_IRQ_INFO_NORESIZE),
+            (self.eventfd, uapi::VFIO_IRQ_INFO_EVENTFD),
+            (self.maskable, uapi::VFIO_IRQ_INFO_MASKABLE),
+            (self.automasked, uapi::VFIO_IRQ_INFO_AUTOMASKED),
+            (self.noresize, uapi::VFIO_IRQ_INFO_NORESIZE),
         ] {
             if set {
                 flags |= flag;
@@ -246,8 +250,6 @@ impl IrqSet {
 /// The regions and interrupts of a vfio-pci device (`DeviceInfo::pci`), as `linux/vfio.h`
 /// numbers them.
 pub mod pci {
-    use crate::bindings;
-
     /// A region of a vfio-pci device (`VFIO_PCI_*_REGION_INDEX`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum RegionIndex {
@@ -265,15 +267,12 @@ pub mod pci {
         /// The region of index `index`, `None` past the vfio-pci regions.
         pub fn from_raw(index: u32) -> Option<Self> {
             Some(match index {
-                bindings::VFIO_PCI_BAR0_REGION_INDEX..=bindings::VFIO_PCI_BAR5_REGION_INDEX => {
-                    Self::Bar(
-                        u8::try_from(index.wrapping_sub(bindings::VFIO_PCI_BAR0_REGION_INDEX))
-                            .ok()?,
-                    )
-                }
-                bindings::VFIO_PCI_ROM_REGION_INDEX => Self::Rom,
-                bindings::VFIO_PCI_CONFIG_REGION_INDEX => Self::Config,
-                bindings::VFIO_PCI_VGA_REGION_INDEX => Self::Vga,
+                uapi::VFIO_PCI_BAR0_REGION_INDEX..=uapi::VFIO_PCI_BAR5_REGION_INDEX => Self::Bar(
+                    u8::try_from(index.wrapping_sub(uapi::VFIO_PCI_BAR0_REGION_INDEX)).ok()?,
+                ),
+                uapi::VFIO_PCI_ROM_REGION_INDEX => Self::Rom,
+                uapi::VFIO_PCI_CONFIG_REGION_INDEX => Self::Config,
+                uapi::VFIO_PCI_VGA_REGION_INDEX => Self::Vga,
                 _ => return None,
             })
         }
@@ -298,11 +297,11 @@ pub mod pci {
         /// The index `index`, `None` past the vfio-pci interrupts.
         pub fn from_raw(index: u32) -> Option<Self> {
             Some(match index {
-                bindings::VFIO_PCI_INTX_IRQ_INDEX => Self::Intx,
-                bindings::VFIO_PCI_MSI_IRQ_INDEX => Self::Msi,
-                bindings::VFIO_PCI_MSIX_IRQ_INDEX => Self::Msix,
-                bindings::VFIO_PCI_ERR_IRQ_INDEX => Self::Err,
-                bindings::VFIO_PCI_REQ_IRQ_INDEX => Self::Req,
+                uapi::VFIO_PCI_INTX_IRQ_INDEX => Self::Intx,
+                uapi::VFIO_PCI_MSI_IRQ_INDEX => Self::Msi,
+                uapi::VFIO_PCI_MSIX_IRQ_INDEX => Self::Msix,
+                uapi::VFIO_PCI_ERR_IRQ_INDEX => Self::Err,
+                uapi::VFIO_PCI_REQ_IRQ_INDEX => Self::Req,
                 _ => return None,
             })
         }
@@ -600,11 +599,14 @@ impl<T: Operations> Device<T> {
         ..Self::VTABLE
     };
 
-    /// Allocates a VFIO device for `parent` (for example an mdev device) with the driver's data,
-    /// counted in `devices` until it is released.
+    /// Allocates a VFIO device for `parent` (for example an mdev device, from its driver's probe)
+    /// with the driver's data, counted in `devices` until it is released.
+    ///
+    /// `parent` is bound: the device is made for a parent its driver holds, and is registered
+    /// and unregistered while the parent stays bound.
     pub fn new(
         devices: &Devices,
-        parent: &device::Device,
+        parent: &device::Device<device::Bound>,
         data: impl PinInit<T, Error>,
     ) -> Result<ARef<Self>> {
         // `_vfio_alloc_device()` uses `kvzalloc()`: ask for a size that `kmalloc()` aligns
@@ -841,11 +843,10 @@ impl<T: Operations> Device<T> {
 
     /// `VFIO_DEVICE_GET_INFO`: only the fields up to `num_irqs` are read and written back.
     fn get_info(&self, arg: usize) -> Result {
-        const MINSZ: usize = offset_of!(bindings::vfio_device_info, num_irqs) + size_of::<u32>();
-        let mut info = pin_init::zeroed::<bindings::vfio_device_info>();
+        const MINSZ: usize = offset_of!(uapi::vfio_device_info, num_irqs) + size_of::<u32>();
+        let mut info = uapi::vfio_device_info::default();
         let (mut r, mut w) = UserSlice::new(UserPtr::from_addr(arg), MINSZ).reader_writer();
-        // SAFETY: `info` is plain old data of at least `MINSZ` bytes.
-        r.read_slice(unsafe { as_bytes_mut(&mut info, MINSZ) })?;
+        r.read_slice(&mut info.as_bytes_mut()[..MINSZ])?;
         if (info.argsz as usize) < MINSZ {
             return Err(EINVAL);
         }
@@ -853,48 +854,38 @@ impl<T: Operations> Device<T> {
         info.flags = i.flags;
         info.num_regions = i.num_regions;
         info.num_irqs = i.num_irqs;
-        // SAFETY: As above.
-        w.write_slice(unsafe { as_bytes_mut(&mut info, MINSZ) })
+        w.write_slice(&info.as_bytes()[..MINSZ])
     }
 
     /// `VFIO_DEVICE_GET_IRQ_INFO`: only the fields up to `count` are read and written back.
     fn get_irq_info(&self, arg: usize) -> Result {
-        const MINSZ: usize = offset_of!(bindings::vfio_irq_info, count) + size_of::<u32>();
-        let mut info = pin_init::zeroed::<bindings::vfio_irq_info>();
+        const MINSZ: usize = offset_of!(uapi::vfio_irq_info, count) + size_of::<u32>();
+        let mut info = uapi::vfio_irq_info::default();
         let (mut r, mut w) = UserSlice::new(UserPtr::from_addr(arg), MINSZ).reader_writer();
-        // SAFETY: `info` is plain old data of at least `MINSZ` bytes.
-        r.read_slice(unsafe { as_bytes_mut(&mut info, MINSZ) })?;
+        r.read_slice(&mut info.as_bytes_mut()[..MINSZ])?;
         if (info.argsz as usize) < MINSZ {
             return Err(EINVAL);
         }
         let i = T::irq_info(self, info.index)?;
         info.flags = i.flags();
         info.count = i.count;
-        // SAFETY: As above.
-        w.write_slice(unsafe { as_bytes_mut(&mut info, MINSZ) })
+        w.write_slice(&info.as_bytes()[..MINSZ])
     }
 
     /// Reads and validates a `VFIO_DEVICE_SET_IRQS` argument, as vfio-pci does.
     fn read_irq_set(&self, arg: usize) -> Result<IrqSet> {
-        const MINSZ: usize = offset_of!(bindings::vfio_irq_set, count) + size_of::<u32>();
-        let mut hdr = bindings::vfio_irq_set {
-            argsz: 0,
-            flags: 0,
-            index: 0,
-            start: 0,
-            count: 0,
-            data: bindings::__IncompleteArrayField::new(),
-        };
+        const MINSZ: usize = offset_of!(uapi::vfio_irq_set, count) + size_of::<u32>();
+        let mut hdr = uapi::vfio_irq_set::default();
         let mut r = UserSlice::new(UserPtr::from_addr(arg), MINSZ).reader();
-        // SAFETY: `hdr` is plain old data of at least `MINSZ` bytes.
-        r.read_slice(unsafe { as_bytes_mut(&mut hdr, MINSZ) })?;
+        r.read_slice(&mut hdr.as_bytes_mut()[..MINSZ])?;
         let vectors = T::irq_info(self, hdr.index).map_or(0, |i| i.count);
         let max = T::info(self).num_irqs;
         let mut data_size = 0usize;
-        // SAFETY: `hdr` is a valid header; `data_size` a valid out pointer.
+        // SAFETY: `hdr` is a valid header (`uapi::vfio_irq_set` and `bindings::vfio_irq_set` are
+        // the same C struct, bindgen'd twice); `data_size` is a valid out pointer.
         to_result(unsafe {
             bindings::vfio_set_irqs_validate_and_prepare(
-                &mut hdr,
+                ptr::from_mut(&mut hdr).cast(),
                 vectors as c_int,
                 max as c_int,
                 &mut data_size,
@@ -908,16 +899,16 @@ impl<T: Operations> Device<T> {
         // `vfio_set_irqs_validate_and_prepare()` checks that there is one kind of data, not one
         // action: none, or several, is an operation that no index has, `ENOTTY` as vfio-pci
         // answers it.
-        let action = match hdr.flags & bindings::VFIO_IRQ_SET_ACTION_TYPE_MASK {
-            bindings::VFIO_IRQ_SET_ACTION_MASK => IrqAction::Mask,
-            bindings::VFIO_IRQ_SET_ACTION_UNMASK => IrqAction::Unmask,
-            bindings::VFIO_IRQ_SET_ACTION_TRIGGER => IrqAction::Trigger,
+        let action = match hdr.flags & uapi::VFIO_IRQ_SET_ACTION_TYPE_MASK {
+            uapi::VFIO_IRQ_SET_ACTION_MASK => IrqAction::Mask,
+            uapi::VFIO_IRQ_SET_ACTION_UNMASK => IrqAction::Unmask,
+            uapi::VFIO_IRQ_SET_ACTION_TRIGGER => IrqAction::Trigger,
             _ => return Err(ENOTTY),
         };
-        let data_type = match hdr.flags & bindings::VFIO_IRQ_SET_DATA_TYPE_MASK {
-            bindings::VFIO_IRQ_SET_DATA_NONE => IrqData::None,
-            bindings::VFIO_IRQ_SET_DATA_BOOL => IrqData::Bool,
-            bindings::VFIO_IRQ_SET_DATA_EVENTFD => IrqData::Eventfd,
+        let data_type = match hdr.flags & uapi::VFIO_IRQ_SET_DATA_TYPE_MASK {
+            uapi::VFIO_IRQ_SET_DATA_NONE => IrqData::None,
+            uapi::VFIO_IRQ_SET_DATA_BOOL => IrqData::Bool,
+            uapi::VFIO_IRQ_SET_DATA_EVENTFD => IrqData::Eventfd,
             _ => return Err(EINVAL),
         };
         Ok(IrqSet {
@@ -931,13 +922,20 @@ impl<T: Operations> Device<T> {
     }
 }
 
-/// # Safety
-///
-/// `T` is plain old data (any bytes are a valid `T`) of at least `len` bytes.
-unsafe fn as_bytes_mut<T>(v: &mut T, len: usize) -> &mut [u8] {
-    // SAFETY: By the safety requirements.
-    unsafe { core::slice::from_raw_parts_mut(ptr::from_mut(v).cast::<u8>(), len) }
-}
+// SAFETY: The VFIO ioctl arguments read and written above are `#[repr(C)]` structs of `u32`
+// fields (and, in `vfio_irq_set`, a trailing zero-sized array) with no padding: every byte of
+// them is initialised, and any bytes are a valid value.
+unsafe impl FromBytes for uapi::vfio_device_info {}
+// SAFETY: As above.
+unsafe impl AsBytes for uapi::vfio_device_info {}
+// SAFETY: As above.
+unsafe impl FromBytes for uapi::vfio_irq_info {}
+// SAFETY: As above.
+unsafe impl AsBytes for uapi::vfio_irq_info {}
+// SAFETY: As above.
+unsafe impl FromBytes for uapi::vfio_irq_set {}
+// SAFETY: As above.
+unsafe impl AsBytes for uapi::vfio_irq_set {}
 
 impl<T: Operations> Deref for Device<T> {
     type Target = T;
@@ -1051,35 +1049,35 @@ impl<T: Operations> Drop for Registration<T> {
 #[repr(u32)]
 pub enum MigState {
     /// The device failed a transition and must be reset.
-    Error = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_ERROR,
+    Error = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_ERROR,
     /// The device does not change its internal or external state.
-    Stop = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP,
+    Stop = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP,
     /// The device runs normally.
-    Running = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING,
+    Running = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING,
     /// Stopped, its internal state read out through the data file.
-    StopCopy = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP_COPY,
+    StopCopy = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP_COPY,
     /// Stopped, loading a new internal state written to the data file.
-    Resuming = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RESUMING,
+    Resuming = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_RESUMING,
     /// Running without peer-to-peer DMA (`VFIO_MIGRATION_P2P`).
-    RunningP2p = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING_P2P,
+    RunningP2p = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING_P2P,
     /// Running while its state is read out (`VFIO_MIGRATION_PRE_COPY`).
-    PreCopy = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY,
+    PreCopy = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY,
     /// [`MigState::PreCopy`] without peer-to-peer DMA.
-    PreCopyP2p = bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY_P2P,
+    PreCopyP2p = uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY_P2P,
 }
 
 impl MigState {
     /// The state of the C value `raw`, `None` for a value that names none.
     pub fn from_raw(raw: bindings::vfio_device_mig_state) -> Option<Self> {
         Some(match raw {
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_ERROR => Self::Error,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP => Self::Stop,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING => Self::Running,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP_COPY => Self::StopCopy,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RESUMING => Self::Resuming,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING_P2P => Self::RunningP2p,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY => Self::PreCopy,
-            bindings::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY_P2P => Self::PreCopyP2p,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_ERROR => Self::Error,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP => Self::Stop,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING => Self::Running,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_STOP_COPY => Self::StopCopy,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_RESUMING => Self::Resuming,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_RUNNING_P2P => Self::RunningP2p,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY => Self::PreCopy,
+            uapi::vfio_device_mig_state_VFIO_DEVICE_STATE_PRE_COPY_P2P => Self::PreCopyP2p,
             _ => return None,
         })
     }
@@ -1091,11 +1089,11 @@ pub struct MigrationFlags(u32);
 
 impl MigrationFlags {
     /// `VFIO_MIGRATION_STOP_COPY`: the states STOP, STOP_COPY and RESUMING.
-    pub const STOP_COPY: Self = Self(bindings::VFIO_MIGRATION_STOP_COPY);
+    pub const STOP_COPY: Self = Self(uapi::VFIO_MIGRATION_STOP_COPY);
     /// `VFIO_MIGRATION_P2P`: RUNNING_P2P.
-    pub const P2P: Self = Self(bindings::VFIO_MIGRATION_P2P);
+    pub const P2P: Self = Self(uapi::VFIO_MIGRATION_P2P);
     /// `VFIO_MIGRATION_PRE_COPY`: PRE_COPY (and PRE_COPY_P2P with `P2P`).
-    pub const PRE_COPY: Self = Self(bindings::VFIO_MIGRATION_PRE_COPY);
+    pub const PRE_COPY: Self = Self(uapi::VFIO_MIGRATION_PRE_COPY);
 
     /// Both `self` and `other`.
     pub const fn or(self, other: Self) -> Self {
@@ -1149,18 +1147,14 @@ impl<T: Migration> Device<T> {
         let needs = match cur {
             MigState::Error => return Err(EINVAL),
             MigState::Stop | MigState::Running | MigState::StopCopy | MigState::Resuming => {
-                bindings::VFIO_MIGRATION_STOP_COPY
+                uapi::VFIO_MIGRATION_STOP_COPY
             }
-            MigState::RunningP2p => {
-                bindings::VFIO_MIGRATION_STOP_COPY | bindings::VFIO_MIGRATION_P2P
-            }
-            MigState::PreCopy => {
-                bindings::VFIO_MIGRATION_STOP_COPY | bindings::VFIO_MIGRATION_PRE_COPY
-            }
+            MigState::RunningP2p => uapi::VFIO_MIGRATION_STOP_COPY | uapi::VFIO_MIGRATION_P2P,
+            MigState::PreCopy => uapi::VFIO_MIGRATION_STOP_COPY | uapi::VFIO_MIGRATION_PRE_COPY,
             MigState::PreCopyP2p => {
-                bindings::VFIO_MIGRATION_STOP_COPY
-                    | bindings::VFIO_MIGRATION_P2P
-                    | bindings::VFIO_MIGRATION_PRE_COPY
+                uapi::VFIO_MIGRATION_STOP_COPY
+                    | uapi::VFIO_MIGRATION_P2P
+                    | uapi::VFIO_MIGRATION_PRE_COPY
             }
         };
         if self.mig_flags.load(Ordering::Acquire) & needs != needs {

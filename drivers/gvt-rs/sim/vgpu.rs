@@ -36,7 +36,10 @@ use core::sync::atomic::{
     Ordering, //
 };
 use kernel::{
-    device::Device,
+    device::{
+        Bound,
+        Device, //
+    },
     new_mutex,
     prelude::*,
     sync::{
@@ -55,7 +58,7 @@ impl SimGpu {
         gpu: &Arc<Self>,
         vgpus: &vfio::Devices,
         ty_idx: usize,
-        dev: &Device,
+        dev: &Device<Bound>,
     ) -> Result<VgpuHandle> {
         let this = &**gpu;
         let ty = TYPES.get(ty_idx).ok_or(EINVAL)?;
@@ -113,7 +116,7 @@ impl SimGpu {
         vgpus: &vfio::Devices,
         id: VgpuId,
         ty: usize,
-        dev: &Device,
+        dev: &Device<Bound>,
     ) -> Result<ARef<Vgpu>> {
         let mut cfg = [0u8; regs::CFG_SIZE];
         regs::init_config(&mut cfg, ty);

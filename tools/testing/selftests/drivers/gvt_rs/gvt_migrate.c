@@ -3,11 +3,14 @@
  * gvt_migrate: VFIO migration v2 of a running vGPU to another, without
  * QEMU: what a VMM does, from one process holding both devices.
  *
- *   gvt_migrate [-x OTHER_UUID] SRC_UUID DST_UUID
+ *   gvt_migrate [-I] [-x OTHER_UUID] SRC_UUID DST_UUID
+ *     -I  iommufd and the VFIO device files, instead of the container
  *     -x  a vGPU of another type, which must refuse SRC's stream
  *
- * Each device gets its own VFIO container and its own "guest memory" (the
- * source VM's and the destination VM's), mapped at the same IOVA. The
+ * The devices are opened through the kernel's VFIO selftest library
+ * (tools/testing/selftests/vfio/lib), as QEMU opens them. Each gets its
+ * own VFIO container (or IOAS) and its own "guest memory" (the source
+ * VM's and the destination VM's), mapped at the same IOVA. The
  * source runs a stream of workloads on both engines, whose fences (seqno)
  * must complete in order. Then:
  *  1. a cancelled migration: RUNNING -> STOP_COPY, part of the stream read,
@@ -26,13 +29,13 @@
  *     GTT entries the guest wrote on the source.
  *
  * Prints "# ok: NAME" or "# FAILED: NAME" per check, a "migration:"
- * line of figures, and exits 0 if every check passed, 1 otherwise, 2 on a
- * setup error.
+ * line of figures, and exits 0 if every check passed, 1 otherwise (also
+ * when the library fails to open a device: it says what failed), 2 on
+ * another setup error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +48,8 @@
 #include <linux/vfio.h>
 
 #include <linux/gvt_rs_sim.h>
+
+#include <libvfio.h>
 
 #define IOVA		0x100000ull
 #define MEM_SIZE	(64 * 4096)
@@ -59,13 +64,18 @@ static const uint32_t gtt_index[NGTT] = { 5, 9000, 20000 };
 
 struct dev {
 	const char *uuid;
-	int container, group, fd;
-	uint64_t bar0, cfg;
+	char name[PATH_MAX];		/* its sysfs directory, as the library names it */
+	struct iommu *iommu;		/* the container, or with -I the IOAS */
+	struct vfio_pci_device *vdev;	/* the library's device; vdev->fd its file */
+	struct dma_region mem_region;	/* mem at IOVA */
+	uint64_t bar0;
 	uint8_t *mem;
 	uint32_t id;
 };
 
 static int failures;
+/* -I: iommufd and the VFIO device files instead of the container. */
+static int use_iommufd;
 
 static void die(const char *uuid, const char *what)
 {
@@ -93,70 +103,53 @@ static uint64_t rd(struct dev *d, unsigned int off, unsigned int n)
 {
 	uint64_t v = 0;
 
-	if (pread(d->fd, &v, n, d->bar0 + off) != n)
+	if (pread(d->vdev->fd, &v, n, d->bar0 + off) != n)
 		die(d->uuid, "BAR0 read");
 	return v;
 }
 
 static void wr(struct dev *d, unsigned int off, uint64_t v, unsigned int n)
 {
-	if (pwrite(d->fd, &v, n, d->bar0 + off) != n)
+	if (pwrite(d->vdev->fd, &v, n, d->bar0 + off) != n)
 		die(d->uuid, "BAR0 write");
 }
 
 static void dev_open(struct dev *d, const char *uuid)
 {
-	struct vfio_group_status gs = { .argsz = sizeof(gs) };
-	struct vfio_region_info ri = { .argsz = sizeof(ri) };
-	struct vfio_iommu_type1_dma_map map = { .argsz = sizeof(map) };
-	char path[PATH_MAX], link[PATH_MAX];
-	ssize_t n;
+	int ret;
 
 	d->uuid = uuid;
-	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		die(uuid, "readlink iommu_group");
-	link[n] = 0;
-	d->container = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/dev/vfio/%s", basename(link));
-	d->group = open(path, O_RDWR | O_CLOEXEC);
-	if (d->container < 0 || d->group < 0)
-		die(uuid, "open the container and the group");
-	if (ioctl(d->group, VFIO_GROUP_GET_STATUS, &gs) ||
-	    !(gs.flags & VFIO_GROUP_FLAGS_VIABLE) ||
-	    ioctl(d->group, VFIO_GROUP_SET_CONTAINER, &d->container) ||
-	    ioctl(d->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-		die(uuid, "group and container");
-	d->fd = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
-	if (d->fd < 0)
-		die(uuid, "VFIO_GROUP_GET_DEVICE_FD");
-	ri.index = VFIO_PCI_BAR0_REGION_INDEX;
-	if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri))
-		die(uuid, "BAR0 region");
-	d->bar0 = ri.offset;
-	ri.index = VFIO_PCI_CONFIG_REGION_INDEX;
-	if (ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO, &ri))
-		die(uuid, "config region");
-	d->cfg = ri.offset;
+	snprintf(d->name, sizeof(d->name), "/sys/bus/mdev/devices/%s", uuid);
+	/* The library's calls are QEMU's; it reports what fails and exits. */
+	d->iommu = iommu_init(use_iommufd ? MODE_IOMMUFD : MODE_VFIO_TYPE1V2_IOMMU);
+	d->vdev = vfio_pci_device_init(d->name, d->iommu);
+	if (d->vdev->bars[0].info.size < GVT_SIM_BAR0_SIZE) {
+		errno = EINVAL;
+		die(uuid, "BAR0 region too small");
+	}
+	d->bar0 = d->vdev->bars[0].info.offset;
 	d->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (d->mem == MAP_FAILED)
 		die(uuid, "guest memory");
-	map.vaddr = (uintptr_t)d->mem;
-	map.iova = IOVA;
-	map.size = MEM_SIZE;
-	map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
-	if (ioctl(d->container, VFIO_IOMMU_MAP_DMA, &map))
-		die(uuid, "VFIO_IOMMU_MAP_DMA");
+	d->mem_region = (struct dma_region){
+		.vaddr = d->mem,
+		.iova = IOVA,
+		.size = MEM_SIZE,
+	};
+	ret = __iommu_map(d->iommu, &d->mem_region);
+	if (ret) {
+		errno = -ret;
+		die(uuid, "map the guest memory for DMA");
+	}
 	d->id = rd(d, GVT_SIM_REG_VGPU_ID, 4);
 }
 
+/* Closing the container (or the iommufd) unmaps the guest memory. */
 static void dev_close(struct dev *d)
 {
-	close(d->fd);
-	close(d->group);
-	close(d->container);
+	vfio_pci_device_cleanup(d->vdev);
+	iommu_cleanup(d->iommu);
 	munmap(d->mem, MEM_SIZE);
 }
 
@@ -170,7 +163,7 @@ static int feature(struct dev *d, uint32_t flags, void *payload, size_t len)
 	f->argsz = sizeof(*f) + len;
 	f->flags = flags;
 	memcpy(f->data, payload, len);
-	ret = ioctl(d->fd, VFIO_DEVICE_FEATURE, f);
+	ret = ioctl(d->vdev->fd, VFIO_DEVICE_FEATURE, f);
 	memcpy(payload, f->data, len);
 	return ret ? -errno : 0;
 }
@@ -406,7 +399,7 @@ static void refuse_check(struct dev *d, const uint8_t *stream, size_t len, int w
 	result(set_state(d, VFIO_DEVICE_STATE_RUNNING) == -EINVAL &&
 	       get_state(d) == VFIO_DEVICE_STATE_ERROR, name);
 	snprintf(name, sizeof(name), "%s: a reset returns the destination to RUNNING", what);
-	result(!ioctl(d->fd, VFIO_DEVICE_RESET) && get_state(d) == VFIO_DEVICE_STATE_RUNNING &&
+	result(!__vfio_pci_device_reset(d->vdev) && get_state(d) == VFIO_DEVICE_STATE_RUNNING &&
 	       is_clean(d), name);
 }
 
@@ -425,17 +418,16 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt, fd, src_fd, ok;
 
-	while ((opt = getopt(argc, argv, "x:")) != -1) {
-		if (opt != 'x') {
-			fprintf(stderr, "usage: gvt_migrate [-x OTHER_UUID] SRC_UUID DST_UUID\n");
-			return 2;
-		}
-		other_uuid = optarg;
+	while ((opt = getopt(argc, argv, "Ix:")) != -1) {
+		if (opt == 'I')
+			use_iommufd = 1;
+		else if (opt == 'x')
+			other_uuid = optarg;
+		else
+			goto usage;
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "usage: gvt_migrate [-x OTHER_UUID] SRC_UUID DST_UUID\n");
-		return 2;
-	}
+	if (argc - optind != 2)
+		goto usage;
 	stream = malloc(max);
 	bad = malloc(max);
 	if (!stream || !bad)
@@ -556,4 +548,8 @@ int main(int argc, char **argv)
 	       g.last_seen[0], g.last_seen[1]);
 	dev_close(&dst);
 	return failures ? 1 : 0;
+
+usage:
+	fprintf(stderr, "usage: gvt_migrate [-I] [-x OTHER_UUID] SRC_UUID DST_UUID\n");
+	return 2;
 }

@@ -10,7 +10,9 @@
 # workload continues on the destination with its fences in order and every
 # workload completed once. The source's weight moves with it (the
 # scheduling identity), and the source is released afterwards. The stream
-# size and the stop-copy time are figures, not conditions.
+# size and the stop-copy time are figures, not conditions. gvt_migrate
+# runs once with VFIO containers and once (-I) with iommufd, as QEMU may
+# open the devices either way.
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -23,7 +25,7 @@ tool_ok() {
 }
 
 ktap_print_header
-ktap_set_plan 27
+ktap_set_plan 28
 
 check "gvt_rs ready" sim_ready
 set_attr "$GVT_GPU/policy" sfq
@@ -77,6 +79,16 @@ dmesg | grep 'migration stream refused' | tail -4 | sed 's/^/# /'
 vgpu_remove "$src"
 vgpu_remove "$other"
 check "the source is released" test ! -e "/sys/bus/mdev/devices/$src"
+vgpu_remove "$dst"
+
+# The same migration with the devices bound to iommufd (-I).
+src=$(vgpu_create GVTg_V5_4)
+dst=$(vgpu_create GVTg_V5_4)
+"$GVT_MIGRATE" -I "$src" "$dst" >"$out" 2>&1
+rc=$?
+sed 's/^/# iommufd: /' "$out"
+check "gvt_migrate -I (iommufd): every check passed" test "$rc" = 0
+vgpu_remove "$src"
 vgpu_remove "$dst"
 check "the destination is released" test ! -e "/sys/bus/mdev/devices/$dst"
 set_attr "$GVT_GPU/policy" tbs

@@ -19,11 +19,15 @@
  *                 number of device requests received to FILE after each;
  *                 they are not answered
  *
+ * The group and iommufd modes open the device through the kernel's VFIO
+ * selftest library (tools/testing/selftests/vfio/lib), as QEMU does; the
+ * unbound mode takes only the library's path of the device file.
+ *
  * Holds the device until SIGTERM or SIGINT, then closes every file and
- * exits 0; 2 on an error.
+ * exits 0; 1 when the library fails to open the device (it says what
+ * failed), 2 on another error.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,10 +41,10 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-#include <libgen.h>
 #include <limits.h>
-#include <linux/iommufd.h>
 #include <linux/vfio.h>
+
+#include <libvfio.h>
 
 static const char *uuid;
 
@@ -48,86 +52,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "gvt_vfio_hold %s: %s: %s\n", uuid, what, strerror(errno));
 	exit(2);
-}
-
-/* The device's group and container, as QEMU opens them. */
-static int open_group(int *container, int *group)
-{
-	struct vfio_group_status gs = { .argsz = sizeof(gs) };
-	char path[PATH_MAX], link[PATH_MAX];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		die("readlink iommu_group");
-	link[n] = 0;
-	*container = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
-	if (*container < 0)
-		die("open /dev/vfio/vfio");
-	snprintf(path, sizeof(path), "/dev/vfio/%s", basename(link));
-	*group = open(path, O_RDWR | O_CLOEXEC);
-	if (*group < 0)
-		die("open the group");
-	if (ioctl(*group, VFIO_GROUP_GET_STATUS, &gs) ||
-	    !(gs.flags & VFIO_GROUP_FLAGS_VIABLE))
-		die("VFIO_GROUP_GET_STATUS");
-	if (ioctl(*group, VFIO_GROUP_SET_CONTAINER, container))
-		die("VFIO_GROUP_SET_CONTAINER");
-	if (ioctl(*container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-		die("VFIO_SET_IOMMU");
-	fd = ioctl(*group, VFIO_GROUP_GET_DEVICE_FD, uuid);
-	if (fd < 0)
-		die("VFIO_GROUP_GET_DEVICE_FD");
-	return fd;
-}
-
-/* /dev/vfio/devices/vfioN of the device (its vfio-dev/ entry in sysfs). */
-static int open_cdev(void)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *dir;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/vfio-dev", uuid);
-	dir = opendir(path);
-	if (!dir)
-		die("no vfio-dev/ (CONFIG_VFIO_DEVICE_CDEV)");
-	while ((e = readdir(dir)) && strncmp(e->d_name, "vfio", 4))
-		;
-	if (!e) {
-		errno = ENOENT;
-		die("no vfio-dev/vfioN");
-	}
-	snprintf(path, sizeof(path), "/dev/vfio/devices/%s", e->d_name);
-	closedir(dir);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open /dev/vfio/devices/vfioN");
-	return fd;
-}
-
-/* Binds the device file to a new iommufd and attaches it to an IOAS. */
-static int bind_iommufd(int fd)
-{
-	struct vfio_device_bind_iommufd bind = { .argsz = sizeof(bind) };
-	struct vfio_device_attach_iommufd_pt attach = { .argsz = sizeof(attach) };
-	struct iommu_ioas_alloc alloc = { .size = sizeof(alloc) };
-	int iommufd = open("/dev/iommu", O_RDWR | O_CLOEXEC);
-
-	if (iommufd < 0)
-		die("open /dev/iommu");
-	bind.iommufd = iommufd;
-	if (ioctl(fd, VFIO_DEVICE_BIND_IOMMUFD, &bind))
-		die("VFIO_DEVICE_BIND_IOMMUFD");
-	if (ioctl(iommufd, IOMMU_IOAS_ALLOC, &alloc))
-		die("IOMMU_IOAS_ALLOC");
-	attach.pt_id = alloc.out_ioas_id;
-	if (ioctl(fd, VFIO_DEVICE_ATTACH_IOMMUFD_PT, &attach))
-		die("VFIO_DEVICE_ATTACH_IOMMUFD_PT");
-	return iommufd;
 }
 
 /* Registers @efd as the device's REQ trigger. */
@@ -164,7 +88,10 @@ static void write_file(const char *path, unsigned long long n)
 int main(int argc, char **argv)
 {
 	const char *mode = "group", *ready = NULL, *reqs = NULL;
-	int container = -1, group = -1, iommufd = -1, fd, efd = -1, sfd, c;
+	struct vfio_pci_device *vdev = NULL;
+	struct iommu *iommu = NULL;
+	char name[PATH_MAX];
+	int fd, efd = -1, sfd, c;
 	unsigned long long requests = 0;
 	sigset_t stop;
 
@@ -198,12 +125,20 @@ int main(int argc, char **argv)
 	if (sfd < 0)
 		die("signalfd");
 
-	if (!strcmp(mode, "group")) {
-		fd = open_group(&container, &group);
+	snprintf(name, sizeof(name), "/sys/bus/mdev/devices/%s", uuid);
+	if (strcmp(mode, "unbound")) {
+		/* The group and a container, or the device file on an IOAS. */
+		iommu = iommu_init(strcmp(mode, "group") ? MODE_IOMMUFD :
+				   MODE_VFIO_TYPE1V2_IOMMU);
+		vdev = vfio_pci_device_init(name, iommu);
+		fd = vdev->fd;
 	} else {
-		fd = open_cdev();
-		if (!strcmp(mode, "iommufd"))
-			iommufd = bind_iommufd(fd);
+		const char *cdev = vfio_pci_get_cdev_path(name);
+
+		fd = open(cdev, O_RDWR | O_CLOEXEC);
+		free((void *)cdev);
+		if (fd < 0)
+			die("open /dev/vfio/devices/vfioN");
 	}
 	if (reqs) {
 		efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -241,13 +176,12 @@ int main(int argc, char **argv)
 	close(sfd);
 	if (efd >= 0)
 		close(efd);
-	close(fd);
-	if (iommufd >= 0)
-		close(iommufd);
-	if (group >= 0)
-		close(group);
-	if (container >= 0)
-		close(container);
+	if (vdev) {
+		vfio_pci_device_cleanup(vdev);
+		iommu_cleanup(iommu);
+	} else {
+		close(fd);
+	}
 	return 0;
 
 usage:
