@@ -127,13 +127,20 @@ mod tests {
         let b = e.place_vgpu(&p, 256, 0, 8)?;
         assert_eq!(e.place_vgpu(&p, 256, 0, 4), Err(ENOSPC));
         assert_eq!(e.available_mb(256, 0), 0);
-        // Placed, not yet in the scheduler.
+        // Placed, not yet in the scheduler: no figures (its files, which
+        // read a snapshot, say ENODEV).
         assert!(e.vgpu_stats(a).is_none());
+        assert!(e.vgpu_snapshot(a).is_none());
         assert_eq!(e.start(a), Err(EINVAL));
         // init_vgpu.
         e.attach_vgpu(a)?;
         assert_eq!(e.attach_vgpu(a), Err(EINVAL));
         assert!(e.vgpu_stats(a).is_some());
+        // One snapshot has the scheduler's and the slot pool's figures.
+        let snap = e.vgpu_snapshot(a).ok_or(EINVAL)?;
+        assert_eq!((snap.sched.weight, snap.sched.gm_mb), (4, 256));
+        assert_eq!((snap.placement.slots, snap.placement.parked), (4, false));
+        assert_eq!(snap.ignored_accesses, 0);
         // free_high before clean_vgpu is refused and changes nothing.
         assert_eq!(e.unplace_vgpu(&p, a), Err(EBUSY));
         assert_eq!(e.vgpus(), 2);
@@ -200,7 +207,7 @@ mod tests {
         // The last id's per-vGPU counters exist.
         let last = VgpuId::new(63).ok_or(EINVAL)?;
         e.ignored_access(last);
-        assert_eq!(e.ignored_accesses(last), 1);
+        assert_eq!(e.vgpu_snapshot(last).map(|v| v.ignored_accesses), Some(1));
         for id in VgpuId::ALL {
             e.stop(id)?;
             e.destroy_vgpu(&p, id)?;

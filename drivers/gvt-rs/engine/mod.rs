@@ -318,6 +318,28 @@ pub struct GpuSnapshot {
     pub replans: u64,
 }
 
+/// A vGPU's figures at one moment ([`Engine::vgpu_snapshot`]).
+#[derive(Clone, Copy)]
+pub struct VgpuSnapshot {
+    /// The scheduler's record of the vGPU.
+    pub sched: VgpuStats,
+    /// The weight of its type (its default weight).
+    pub type_weight: u32,
+    /// Admin-set PCI-E bandwidth, MB/s (0: measured).
+    pub bandwidth: u32,
+    /// Its high graphics-memory slots.
+    pub placement: Placement,
+    /// What the slot pool copied for it.
+    pub copies: CopyStats,
+    /// Well-formed register accesses its device ignored
+    /// ([`Engine::ignored_access`]) since it was created.
+    pub ignored_accesses: u64,
+    /// Runs of its completions' delivery ([`Engine::completions_delivered`]).
+    pub delivery_runs: u64,
+    /// Host CPU its completions' delivery took, ns.
+    pub delivery_cpu_ns: u64,
+}
+
 /// What the [`Replanner`] and [`Engine::pick`] share.
 struct ReplanState {
     /// The pool as it was when the re-placement became due.
@@ -1055,28 +1077,24 @@ impl Engine {
         self.lock_policy().sched.stats(id)
     }
 
-    /// Well-formed register accesses of `id` that its device ignored
-    /// ([`Engine::ignored_access`]) since it was created.
-    pub fn ignored_accesses(&self, id: VgpuId) -> u64 {
-        self.ignored[id].load(Ordering::Relaxed)
-    }
-
-    /// Delivery runs of `id`'s completions and the host CPU they took, ns
-    /// ([`Engine::completions_delivered`]), since it was created.
-    pub fn delivery_cost(&self, id: VgpuId) -> (u64, u64) {
-        let d = &self.delivery[id];
-        (d.runs.load(Ordering::Relaxed), d.ns.load(Ordering::Relaxed))
-    }
-
-    /// Slot placement and copy counters of `id`.
-    pub fn vgpu_slots(&self, id: VgpuId) -> Option<(Placement, CopyStats)> {
+    /// Every figure of `id` at one moment (its `gvt_rs/` files in sysfs):
+    /// read with both locks held, as [`Engine::snapshot`] reads the GPU's,
+    /// so that the figures belong together. `None` if `id` has no vGPU.
+    pub fn vgpu_snapshot(&self, id: VgpuId) -> Option<VgpuSnapshot> {
+        let st = self.lock_policy();
         let sl = self.lock_slots();
-        Some((sl.pool.placement(id)?, sl.pool.stats(id)?))
-    }
-
-    /// The weight of the vGPU's type (the default weight).
-    pub fn type_weight(&self, id: VgpuId) -> Option<u32> {
-        self.lock_policy().table.type_weight(id)
+        let delivery = &self.delivery[id];
+        let read = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Some(VgpuSnapshot {
+            sched: st.sched.stats(id)?,
+            type_weight: st.table.type_weight(id)?,
+            bandwidth: st.table.bandwidth(id)?,
+            placement: sl.pool.placement(id)?,
+            copies: sl.pool.stats(id)?,
+            ignored_accesses: read(&self.ignored[id]),
+            delivery_runs: read(&delivery.runs),
+            delivery_cpu_ns: read(&delivery.ns),
+        })
     }
 
     /// Overrides the weight of `id`.
@@ -1094,11 +1112,6 @@ impl Engine {
     /// this GPU (`Scheduler::set_fq_lag`).
     pub fn set_fq_lag(&self, id: VgpuId, lag: u64) -> Result {
         Ok(self.lock_policy().sched.set_fq_lag(id, lag)?)
-    }
-
-    /// Admin-set PCI-E bandwidth of `id` (0: measured).
-    pub fn bandwidth(&self, id: VgpuId) -> Option<u32> {
-        self.lock_policy().table.bandwidth(id)
     }
 
     /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).

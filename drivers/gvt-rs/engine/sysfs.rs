@@ -34,7 +34,8 @@ use super::{
     debugfs,
     Engine,
     Pool,
-    VgpuId, //
+    VgpuId,
+    VgpuSnapshot, //
 };
 use crate::gvt_core::{
     sched::{
@@ -540,38 +541,24 @@ impl VgpuKnob {
         }
     }
 
-    /// Writes the file's value and a newline into `w`.
+    /// Writes the file's value and a newline into `w`, from one
+    /// [`Engine::vgpu_snapshot`].
     pub fn show(self, e: &Engine, id: VgpuId, w: &mut impl fmt::Write) -> Result {
+        let VgpuSnapshot {
+            sched: s,
+            type_weight,
+            bandwidth,
+            placement: p,
+            copies: c,
+            ignored_accesses,
+            delivery_runs,
+            delivery_cpu_ns,
+        } = e.vgpu_snapshot(id).ok_or(ENODEV)?;
         match self {
-            Self::VgpuId => return line(w, id),
-            Self::TypeWeight => return line(w, e.type_weight(id).ok_or(ENODEV)?),
-            Self::Bandwidth => return line(w, e.bandwidth(id).ok_or(ENODEV)?),
-            Self::IgnoredAccesses => return line(w, e.ignored_accesses(id)),
-            Self::DeliveryRuns => return line(w, e.delivery_cost(id).0),
-            Self::DeliveryCpuNs => return line(w, e.delivery_cost(id).1),
-            Self::SlotStart
-            | Self::SlotCount
-            | Self::SlotParked
-            | Self::SwitchIns
-            | Self::SlotsCopied
-            | Self::GttEntriesCopied
-            | Self::Relocations => {
-                let (p, c) = e.vgpu_slots(id).ok_or(ENODEV)?;
-                return match self {
-                    Self::SlotStart => line(w, p.start),
-                    Self::SlotCount => line(w, p.slots),
-                    Self::SlotParked => line(w, u8::from(p.parked)),
-                    Self::SwitchIns => line(w, c.switch_ins),
-                    Self::SlotsCopied => line(w, c.high_slots),
-                    Self::GttEntriesCopied => line(w, c.entries()),
-                    _ => line(w, c.moves),
-                };
-            }
-            _ => {}
-        }
-        let s = e.vgpu_stats(id).ok_or(ENODEV)?;
-        match self {
+            Self::VgpuId => line(w, id),
             Self::Weight => line(w, s.weight),
+            Self::TypeWeight => line(w, type_weight),
+            Self::Bandwidth => line(w, bandwidth),
             Self::BusyNs => line(w, s.busy_ns),
             Self::OccupiedNs => line(w, s.occupied_ns),
             Self::ContendedNs => line(w, s.contended_ns),
@@ -601,8 +588,16 @@ impl VgpuKnob {
             Self::AnticipateHeldNs => line(w, s.anticipate_held_ns),
             Self::Started => line(w, u8::from(s.started)),
             Self::GmMb => line(w, s.gm_mb),
-            // Shown above.
-            _ => Err(EINVAL),
+            Self::SlotStart => line(w, p.start),
+            Self::SlotCount => line(w, p.slots),
+            Self::SlotParked => line(w, u8::from(p.parked)),
+            Self::SwitchIns => line(w, c.switch_ins),
+            Self::SlotsCopied => line(w, c.high_slots),
+            Self::GttEntriesCopied => line(w, c.entries()),
+            Self::Relocations => line(w, c.moves),
+            Self::IgnoredAccesses => line(w, ignored_accesses),
+            Self::DeliveryRuns => line(w, delivery_runs),
+            Self::DeliveryCpuNs => line(w, delivery_cpu_ns),
         }
     }
 
