@@ -602,8 +602,8 @@ impl<T: Operations> Device<T> {
     /// Allocates a VFIO device for `parent` (for example an mdev device, from its driver's probe)
     /// with the driver's data, counted in `devices` until it is released.
     ///
-    /// `parent` is bound: the device is made for a parent its driver holds, and is registered
-    /// and unregistered while the parent stays bound.
+    /// `parent` is bound: a VFIO device is made for a parent that its driver holds (from the
+    /// parent driver's probe, typically), not for any device.
     pub fn new(
         devices: &Devices,
         parent: &device::Device<device::Bound>,
