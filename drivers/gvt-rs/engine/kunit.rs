@@ -128,9 +128,12 @@ mod tests {
         assert_eq!(e.place_vgpu(&p, 256, 0, 4), Err(ENOSPC));
         assert_eq!(e.available_mb(256, 0), 0);
         // Placed, not yet in the scheduler: no figures (its files, which
-        // read a snapshot, say ENODEV).
+        // read a snapshot, say ENODEV), but its range, which GVT-g's
+        // alloc_high programs into the GGTT before init_vgpu.
         assert!(e.vgpu_stats(a).is_none());
         assert!(e.vgpu_snapshot(a).is_none());
+        assert_eq!(e.placement(a).map(|pl| (pl.start, pl.slots)), Some((0, 4)));
+        assert_eq!(e.placement(b).map(|pl| (pl.start, pl.slots)), Some((4, 4)));
         assert_eq!(e.start(a), Err(EINVAL));
         // init_vgpu.
         e.attach_vgpu(a)?;

@@ -1077,6 +1077,13 @@ impl Engine {
         self.lock_policy().sched.stats(id)
     }
 
+    /// Where `id`'s high graphics memory was placed, from
+    /// [`Engine::place_vgpu`] on, before the vGPU enters the scheduler
+    /// (GVT-g's `alloc_high` programs the GGTT range from it).
+    pub fn placement(&self, id: VgpuId) -> Option<Placement> {
+        self.lock_slots().pool.placement(id)
+    }
+
     /// Every figure of `id` at one moment (its `gvt_rs/` files in sysfs):
     /// read with both locks held, as [`Engine::snapshot`] reads the GPU's,
     /// so that the figures belong together. `None` if `id` has no vGPU.

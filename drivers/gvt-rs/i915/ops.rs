@@ -46,8 +46,8 @@ impl I915Gpu {
         let id = self.engine.place_vgpu(self, high_mb, 0, weight)?;
         let at = self
             .engine
-            .vgpu_snapshot(id)
-            .and_then(|v| u64::from(v.placement.start).checked_mul(SHARED_GM_ALIGN))
+            .placement(id)
+            .and_then(|pl| u64::from(pl.start).checked_mul(SHARED_GM_ALIGN))
             .and_then(|off| self.pool_start.checked_add(off));
         // A placed vGPU has slots inside the pool.
         let Some(at) = at else {

@@ -480,7 +480,7 @@ static void open_dev(struct dev *d, unsigned int irq_index)
 	    !(ii.flags & VFIO_IRQ_INFO_EVENTFD))
 		die("GET_IRQ_INFO");
 	/* QEMU resets every device when the machine starts. */
-	if (ioctl(d->vdev->fd, VFIO_DEVICE_RESET))
+	if (__vfio_pci_device_reset(d->vdev))
 		die("VFIO_DEVICE_RESET");
 	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->efd < 0)
@@ -792,7 +792,7 @@ static int do_reset(struct dev *d, int vfio)
 	uint32_t one = 1;
 
 	if (vfio)
-		return ioctl(d->vdev->fd, VFIO_DEVICE_RESET) ? -errno : 0;
+		return __vfio_pci_device_reset(d->vdev);
 	return bar_wr(d, GVT_SIM_REG_RESET, &one, 4);
 }
 
