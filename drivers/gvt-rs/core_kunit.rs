@@ -37,6 +37,13 @@ mod tests {
         VgpuId::new(n).ok_or(EINVAL)
     }
 
+    fn sched() -> Result<KVBox<Scheduler<4>>> {
+        // Its tables have an entry for every possible id whatever its
+        // limit (80 KB): copied from read-only data into the heap, never
+        // built on the kernel stack (as the engine does).
+        crate::engine::boxed_copy(&const { Scheduler::<4>::new() })
+    }
+
     fn pool(slots: u16, allocator: AllocatorKind) -> Result<KVBox<Pool>> {
         // A pool is several KB and `SlotPool::new` needs more stack than
         // that: build the largest one at compile time (it is `const`), copy
@@ -73,7 +80,7 @@ mod tests {
         // VMCG, Section 4: three DomUs with 34/33/33 pending requests and
         // 16/15/15 ms of CPU per 100 ms get credits 34/33/33 and slices
         // 16/15/15 ms, served in descending slice order.
-        let mut s = KBox::new(Scheduler::<4>::new(), GFP_KERNEL)?;
+        let mut s = sched()?;
         assert_eq!(s.set_policy(Policy::Vmcg, 0), Ok(()));
         for id in 0..3 {
             assert_eq!(s.create(v(id)?, 1, 512), Ok(()));
@@ -110,7 +117,7 @@ mod tests {
 
     #[test]
     fn rejected_tunable_changes_nothing() -> Result {
-        let mut s = KBox::new(Scheduler::<4>::new(), GFP_KERNEL)?;
+        let mut s = sched()?;
         let t = Tunable::SfqSliceUs;
         let before = s.tunable(t);
         let (_, max) = t.range();

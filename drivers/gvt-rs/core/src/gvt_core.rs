@@ -27,9 +27,13 @@ pub mod engine;
 mod error;
 pub mod sched;
 pub mod slots;
+mod vgpu_array;
 mod vgpu_id;
+mod vgpu_set;
 
 pub use error::Error;
+pub(crate) use vgpu_array::VgpuArray;
+pub(crate) use vgpu_set::VgpuSet;
 
 pub use vgpu_id::{
     VgpuId,

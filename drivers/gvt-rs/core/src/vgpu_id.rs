@@ -7,6 +7,11 @@
 /// Most vGPUs a GPU can have: the bound of every [`VgpuId`].
 pub const MAX_VGPUS: usize = 64;
 
+// A power of two, so that masking keeps any number below it
+// ([`VgpuId::wrapping`]).
+const _: () = assert!(MAX_VGPUS.is_power_of_two());
+const ID_MASK: usize = MAX_VGPUS - 1;
+
 /// A vGPU's id on its GPU, the same in the scheduler and the slot pool.
 ///
 /// # Invariants
@@ -35,9 +40,21 @@ impl VgpuId {
         }
     }
 
+    /// The id `raw` modulo [`MAX_VGPUS`]: for a number known to be below
+    /// it by construction (a bit of a one-word set of ids), where a
+    /// fallible [`VgpuId::new`] would need a branch that cannot be taken.
+    pub(crate) const fn wrapping(raw: u32) -> Self {
+        // INVARIANT: masked below `MAX_VGPUS`, which fits in a `u8`.
+        #[allow(clippy::cast_possible_truncation)]
+        Self((raw as usize & ID_MASK) as u8)
+    }
+
     /// The id as an index, below [`MAX_VGPUS`].
     pub const fn index(self) -> usize {
-        self.0 as usize
+        // `& ID_MASK` changes nothing (the invariant) but lets the
+        // compiler see the bound where the id indexes an array of
+        // `MAX_VGPUS` entries.
+        self.0 as usize & ID_MASK
     }
 
     /// The id as the number user space and the logs see.
@@ -107,5 +124,7 @@ mod tests {
             (42, 42, 42, 42)
         );
         assert_eq!(std::format!("{id}"), "42");
+        assert_eq!(VgpuId::wrapping(63).index(), 63);
+        assert_eq!(VgpuId::wrapping(64 + 5).index(), 5);
     }
 }

@@ -27,6 +27,8 @@
 
 /// Think times in a row, each within the tolerance of the one before, that
 /// make a vGPU's next submission predictable.
+use super::VgpuId;
+
 pub(crate) const STABLE: u8 = 3;
 
 /// Smallest tolerance of a think time and slack of a prediction, ns.
@@ -130,7 +132,7 @@ impl Predictor {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Hold {
     /// The vGPU held for.
-    pub(crate) id: usize,
+    pub(crate) id: VgpuId,
     /// When the hold began (the turn's start), ns.
     pub(crate) from: u64,
     /// When it ends without a submission, ns.

@@ -4,7 +4,7 @@
 //! SFQ, and EEVDF-style latency-aware fair queueing.
 //!
 //! One [`Scheduler`] per physical GPU holds up to `N` vGPUs (ids `0..N`,
-//! `N <= 256`) and one of four [`Policy`]s, switchable at run time, plus an
+//! `N <= MAX_VGPUS`) and one of four [`Policy`]s, switchable at run time, plus an
 //! optional usage throttle. It is a pure state machine: events in, decisions
 //! out, time passed in as `u64` nanoseconds of a monotonic clock. It never
 //! allocates, sleeps, takes locks, panics or uses floating point, so the
@@ -35,8 +35,8 @@
 //! without the throttle: the fair queue is an augmented tree (`vtree.rs`:
 //! `eevdf`'s eligible pick and weighted average in O(log n), as Linux's
 //! EEVDF), the throttle's minimum a tournament tree (`throttle.rs`), and a
-//! completion's contention and anticipation's candidates come from bitmaps
-//! of 256 bits (four words). The exceptions: `tbs` walks its LRU list on a
+//! completion's contention and anticipation's candidates come from sets
+//! of vGPU ids in one word (`VgpuSet`). The exceptions: `tbs` walks its LRU list on a
 //! pick and on every submission (O(n), upstream's algorithm, kept as the
 //! baseline); `vmcg` sorts the backlogged vGPUs once per round (O(k log k),
 //! amortised over the k turns of the round); the throttle, when it holds
@@ -58,9 +58,17 @@
 //! is in `tbs.rs`, `vmcg.rs` and `sfq.rs` (`sfq` and `eevdf`); the usage
 //! throttle in `throttle.rs`, the interactivity classifier in
 //! `interact.rs`, `eevdf`'s think-time predictor in `anticipate.rs`.
+//!
+//! Every per-vGPU table is a `VgpuArray` indexed by [`VgpuId`] and every
+//! set of vGPUs a `VgpuSet` (`vgpu_array.rs`, `vgpu_set.rs` beside this
+//! directory): an id is checked once, where it enters (`create` refuses
+//! ids of `N` and above; every other call finds a vGPU by its life in the
+//! table, [`Error::Invalid`] for one that does not exist), and from there
+//! no lookup can miss, so no code path has a fallback for an id that
+//! cannot exist. The tables have an entry for every possible id whatever
+//! `N` is.
 
 mod anticipate;
-mod bitmap;
 mod decision;
 mod fixed;
 mod gvtg;
@@ -86,9 +94,10 @@ mod tests_gvtg;
 
 use super::{
     Error,
-    VgpuId, //
+    VgpuArray,
+    VgpuId,
+    VgpuSet, //
 };
-use bitmap::BITS;
 pub use decision::{
     Pick,
     SwitchStep,
@@ -113,10 +122,9 @@ pub use stats::{
 pub use tunables::Tunable;
 pub use vchannel::MAX_ENGINES;
 
-/// Largest supported number of vGPUs per scheduler: one bit of a vGPU set
-/// each.
+/// Largest supported number of vGPUs per scheduler: every table has an
+/// entry per id, every set a bit.
 pub use super::MAX_VGPUS;
-const _: () = assert!(MAX_VGPUS <= BITS);
 
 /// Smallest and largest vGPU weight (the range of cgroup v2 `cpu.weight`;
 /// GVT-g's types use 2, 4, 8 and 16).

@@ -5,7 +5,6 @@
 
 use super::{
     anticipate::Hold,
-    bitmap::Bitmap,
     metrics::Fairness,
     policy::PolicyOps,
     sfq::Sfq,
@@ -24,9 +23,10 @@ use super::{
     SwitchStep,
     Tunable,
     TurnState,
+    VgpuArray,
     VgpuId,
+    VgpuSet,
     MAX_ENGINES,
-    MAX_VGPUS,
     WEIGHT_RANGE, //
 };
 
@@ -35,17 +35,17 @@ use super::{
 pub struct Scheduler<const N: usize> {
     pub(super) policy: Policy,
     pub(super) tun: Tunables,
-    pub(super) v: [Vgpu; N],
-    pub(super) started: Bitmap,
-    pub(super) backlogged: Bitmap,
+    pub(super) v: VgpuArray<Vgpu>,
+    pub(super) started: VgpuSet,
+    pub(super) backlogged: VgpuSet,
     /// The vGPUs with work queued or in flight (see [`Scheduler::sync`]),
     /// so that a completion finds whether it was contended in O(1).
-    pub(super) busy: Bitmap,
+    pub(super) busy: VgpuSet,
     /// The vGPUs whose next submission `eevdf`'s anticipation can predict
     /// (idle, with a stable think time, see `anticipate.rs`): the only
     /// candidates for a hold.
-    pub(super) predicted: Bitmap,
-    pub(super) current: Option<usize>,
+    pub(super) predicted: VgpuSet,
+    pub(super) current: Option<VgpuId>,
     pub(super) turn_start: u64,
     pub(super) turn_slice: u64,
     pub(super) turn_gpu_ns: u64,
@@ -60,10 +60,10 @@ pub struct Scheduler<const N: usize> {
     /// completes next has held it (its dispatch, or the previous
     /// completion on that engine), for occupancy charging.
     pub(super) engine_since: [u64; MAX_ENGINES],
-    pub(super) tbs: Tbs<N>,
-    pub(super) sfq: Sfq<N>,
-    pub(super) vmcg: Vmcg<N>,
-    pub(super) thr: Throttle<N>,
+    pub(super) tbs: Tbs,
+    pub(super) sfq: Sfq,
+    pub(super) vmcg: Vmcg,
+    pub(super) thr: Throttle,
     pub(super) win_start: u64,
     pub(super) fair: Fairness,
     pub(super) picks: u64,
@@ -72,7 +72,7 @@ pub struct Scheduler<const N: usize> {
     /// The vGPUs with work queued when the policy last chose the idle
     /// vGPU: work from any other arrived after that decision, which is then
     /// due again at once (see `withheld.rs`).
-    pub(super) idled_over: Bitmap,
+    pub(super) idled_over: VgpuSet,
     /// The latest `now` of a call that updated `withheld`.
     pub(super) last_now: u64,
     /// `eevdf` anticipation hold in force, if any (`anticipate.rs`).
@@ -88,7 +88,9 @@ impl<const N: usize> Default for Scheduler<N> {
 impl<const N: usize> Scheduler<N> {
     /// An empty scheduler running `tbs` with default tunables.
     ///
-    /// `N` above [`MAX_VGPUS`] is clamped: ids `>= MAX_VGPUS` are rejected.
+    /// Its tables have an entry for every [`VgpuId`]; `N` limits the ids
+    /// it admits ([`Scheduler::create`] refuses `N` and above), so `N`
+    /// above [`MAX_VGPUS`](super::MAX_VGPUS) admits every id.
     ///
     /// `const` so that the kernel can build it straight into its heap
     /// allocation (`const { Scheduler::new() }`): at several KB it must not
@@ -97,11 +99,11 @@ impl<const N: usize> Scheduler<N> {
         Self {
             policy: Policy::Tbs,
             tun: Tunables::new(),
-            v: [Vgpu::FREE; N],
-            started: Bitmap::EMPTY,
-            backlogged: Bitmap::EMPTY,
-            busy: Bitmap::EMPTY,
-            predicted: Bitmap::EMPTY,
+            v: VgpuArray::filled(Vgpu::FREE),
+            started: VgpuSet::EMPTY,
+            backlogged: VgpuSet::EMPTY,
+            busy: VgpuSet::EMPTY,
+            predicted: VgpuSet::EMPTY,
             current: None,
             turn_start: 0,
             turn_slice: 0,
@@ -122,7 +124,7 @@ impl<const N: usize> Scheduler<N> {
             picks: 0,
             switches: 0,
             withheld: Withheld::new(),
-            idled_over: Bitmap::EMPTY,
+            idled_over: VgpuSet::EMPTY,
             last_now: 0,
             ant: None,
         }
@@ -190,31 +192,32 @@ impl<const N: usize> Scheduler<N> {
 
     // ---- lifecycle -----------------------------------------------------
 
-    pub(super) fn vg(&self, id: usize) -> Result<&Vgpu, Error> {
+    pub(super) fn vg(&self, id: VgpuId) -> Result<&Vgpu, Error> {
         live(&self.v, id)
     }
 
-    fn vg_mut(&mut self, id: usize) -> Result<&mut Vgpu, Error> {
+    fn vg_mut(&mut self, id: VgpuId) -> Result<&mut Vgpu, Error> {
         live_mut(&mut self.v, id)
     }
 
     /// Recomputes the `vmcg` term of `id` after its pending count, weight or
     /// lifecycle changed.
-    fn refresh_vmcg(&mut self, id: usize) -> Result<(), Error> {
+    fn refresh_vmcg(&mut self, id: VgpuId) -> Result<(), Error> {
         self.vmcg.refresh(id, live(&self.v, id)?);
         Ok(())
     }
 
     /// Creates vGPU `id` (stopped) with a weight and a graphics-memory size.
     pub fn create(&mut self, id: VgpuId, weight: u32, gm_mb: u32) -> Result<(), Error> {
-        let id = usize::from(id);
-        if id >= N || id >= MAX_VGPUS {
+        // The tables have room for every id; `N` is this scheduler's
+        // limit.
+        if id.index() >= N {
             return Err(Error::OutOfRange);
         }
         if weight < WEIGHT_RANGE.0 || weight > WEIGHT_RANGE.1 {
             return Err(Error::OutOfRange);
         }
-        let g = self.v.get_mut(id).ok_or(Error::OutOfRange)?;
+        let g = &mut self.v[id];
         if g.life != Life::Free {
             return Err(Error::Busy);
         }
@@ -229,7 +232,6 @@ impl<const N: usize> Scheduler<N> {
 
     /// Destroys a stopped vGPU with no work in flight.
     pub fn destroy(&mut self, id: VgpuId) -> Result<(), Error> {
-        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         if g.life == Life::Started || g.inflight > 0 {
             return Err(Error::Busy);
@@ -246,7 +248,6 @@ impl<const N: usize> Scheduler<N> {
 
     /// Starts scheduling `id` (idempotent).
     pub fn start(&mut self, id: VgpuId, now: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         if g.life == Life::Started {
             return Ok(());
@@ -268,7 +269,6 @@ impl<const N: usize> Scheduler<N> {
     /// Stops scheduling `id` (idempotent): its queued work is forgotten (the
     /// kernel discards it); completions of in-flight work are still accepted.
     pub fn stop(&mut self, id: VgpuId, now: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         self.stop_with(id, now, false)
     }
 
@@ -279,11 +279,10 @@ impl<const N: usize> Scheduler<N> {
     /// [`Scheduler::cancelled`]. What is still queued is scheduled again
     /// after [`Scheduler::start`], and charged when it runs.
     pub fn stop_keeping_queued(&mut self, id: VgpuId, now: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         self.stop_with(id, now, true)
     }
 
-    fn stop_with(&mut self, id: usize, now: u64, keep_queued: bool) -> Result<(), Error> {
+    fn stop_with(&mut self, id: VgpuId, now: u64, keep_queued: bool) -> Result<(), Error> {
         self.roll(now);
         let g = self.vg_mut(id)?;
         if g.life != Life::Started {
@@ -315,7 +314,6 @@ impl<const N: usize> Scheduler<N> {
     /// ([`Scheduler::set_fq_lag`] there), so that it neither gains nor
     /// loses service by moving.
     pub fn fq_lag(&self, id: VgpuId) -> Result<u64, Error> {
-        let id = usize::from(id);
         self.vg(id)?;
         Ok(self.sfq.lag(id))
     }
@@ -324,7 +322,6 @@ impl<const N: usize> Scheduler<N> {
     /// GPU's virtual time (see [`Scheduler::fq_lag`]); `Busy` while it is
     /// started.
     pub fn set_fq_lag(&mut self, id: VgpuId, lag: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         if self.vg(id)?.life == Life::Started {
             return Err(Error::Busy);
         }
@@ -335,7 +332,6 @@ impl<const N: usize> Scheduler<N> {
     /// Changes the weight of `id` (takes effect at the next charge, round or
     /// `tbs` balance).
     pub fn set_weight(&mut self, id: VgpuId, weight: u32) -> Result<(), Error> {
-        let id = usize::from(id);
         if weight < WEIGHT_RANGE.0 || weight > WEIGHT_RANGE.1 {
             self.vg(id)?;
             return Err(Error::OutOfRange);
@@ -350,7 +346,6 @@ impl<const N: usize> Scheduler<N> {
     /// Admin-set PCI-E bandwidth of `id` in MB/s for Eq. 2 (0: measure from
     /// [`Scheduler::transferred`]).
     pub fn set_bandwidth_mbps(&mut self, id: VgpuId, mbps: u32) -> Result<(), Error> {
-        let id = usize::from(id);
         if u64::from(mbps) > Tunable::VmcgLinkMbps.range().1 {
             self.vg(id)?;
             return Err(Error::OutOfRange);
@@ -371,7 +366,6 @@ impl<const N: usize> Scheduler<N> {
 
     /// A workload was queued on `engine` of started vGPU `id`.
     pub fn queued(&mut self, id: VgpuId, engine: usize, now: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         Self::check_engine(engine)?;
         if self.vg(id)?.life != Life::Started {
             return Err(Error::Invalid);
@@ -408,14 +402,14 @@ impl<const N: usize> Scheduler<N> {
     /// `id` became backlogged: its throttle window, the backlogged set and
     /// the policy (`sfq`/`eevdf`: its tag, wake-up preemption) follow.
     /// `trip`: it is a synchronous round trip (see `interact.rs`).
-    fn activate(&mut self, id: usize, trip: bool) {
+    fn activate(&mut self, id: VgpuId, trip: bool) {
         self.thr.activate(id);
         self.backlogged.set(id, true);
         self.ops().activated(self, id, trip);
     }
 
     /// `id` leaves the backlogged set (and the throttle's).
-    fn unbacklog(&mut self, id: usize) {
+    fn unbacklog(&mut self, id: VgpuId) {
         self.backlogged.set(id, false);
         self.thr.set_member(id, false);
     }
@@ -424,16 +418,16 @@ impl<const N: usize> Scheduler<N> {
     /// `id`, which just became backlogged, may end if the policy finds it
     /// owed service; `None` if preemption is off, the running vGPU has not
     /// dispatched yet in this turn, or `id` is the running vGPU.
-    pub(super) fn wake_preempt_candidate(&self, id: usize) -> Option<usize> {
+    pub(super) fn wake_preempt_candidate(&self, id: VgpuId) -> Option<VgpuId> {
         if self.tun.get(Tunable::SfqWakePreempt) != 1 || self.turn_dispatched == 0 {
             return None;
         }
         self.current.filter(|&c| c != id)
     }
 
-    /// The weight of `id` (1 for an id that cannot exist).
-    pub(super) fn weight(&self, id: usize) -> u32 {
-        self.v.get(id).map_or(1, |g| g.weight)
+    /// The weight of `id`.
+    pub(super) fn weight(&self, id: VgpuId) -> u32 {
+        self.v[id].weight
     }
 
     fn interactive_calls(&self) -> u32 {
@@ -443,14 +437,14 @@ impl<const N: usize> Scheduler<N> {
     }
 
     /// Whether `id` is interactive (see `interact.rs`).
-    pub(super) fn is_interactive(&self, id: usize) -> bool {
+    pub(super) fn is_interactive(&self, id: VgpuId) -> bool {
         let calls = self.interactive_calls();
-        self.v.get(id).is_some_and(|g| g.ia.interactive(calls))
+        self.v[id].ia.interactive(calls)
     }
 
     /// How long the GPU is held for the current vGPU `c` once its queue is
     /// empty (see [`PolicyOps::hold_ns`]).
-    fn hold_ns(&self, c: usize) -> u64 {
+    fn hold_ns(&self, c: VgpuId) -> u64 {
         self.ops().hold_ns(self, c)
     }
 
@@ -461,9 +455,7 @@ impl<const N: usize> Scheduler<N> {
     /// complete within the turn. A hint: the core's decisions do not
     /// depend on whether the provider acts on it.
     pub fn coschedule(&self) -> Option<VgpuId> {
-        self.current
-            .filter(|&c| self.is_interactive(c))
-            .and_then(id_of)
+        self.current.filter(|&c| self.is_interactive(c))
     }
 
     /// Usage above which a backlogged vGPU waits (`u64::MAX`: throttle off).
@@ -487,18 +479,18 @@ impl<const N: usize> Scheduler<N> {
         self.thr.limit(pct)
     }
 
-    fn turn_over(&self, c: usize, now: u64) -> bool {
+    fn turn_over(&self, c: VgpuId, now: u64) -> bool {
         self.force || self.ops().turn_over(self, c, now)
     }
 
     /// Whether the turn of the current vGPU `c` has run out: its slice is
     /// used, or its queue is empty and the GPU was held for it long enough.
-    pub(super) fn turn_expired(&self, c: usize, now: u64) -> bool {
-        let idle_over = !self.backlogged.get(c)
+    pub(super) fn turn_expired(&self, c: VgpuId, now: u64) -> bool {
+        let idle_over = !self.backlogged.contains(c)
             && match self.idle_since {
                 Some(t) => now >= t.saturating_add(self.hold_ns(c)),
                 // Nothing queued, work in flight: wait for it.
-                None => self.v.get(c).is_none_or(|g| g.inflight == 0),
+                None => self.v[c].inflight == 0,
             };
         idle_over || now.saturating_sub(self.turn_start) >= self.turn_slice
     }
@@ -531,14 +523,13 @@ impl<const N: usize> Scheduler<N> {
         if self.turn_over(c, now) {
             return None;
         }
-        let g = self.v.get(c)?;
-        if g.ch.get(engine)?.pending == 0 {
+        if self.v[c].ch.get(engine)?.pending == 0 {
             return None;
         }
         if !self.ops().may_dispatch(self, c) {
             return None;
         }
-        id_of(c)
+        Some(c)
     }
 
     /// The head workload of `id` on `engine`, queued at `queued_at`, was
@@ -550,7 +541,6 @@ impl<const N: usize> Scheduler<N> {
         queued_at: u64,
         now: u64,
     ) -> Result<(), Error> {
-        let id = usize::from(id);
         self.take_pending(id, engine)?;
         let g = self.vg_mut(id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
@@ -602,7 +592,6 @@ impl<const N: usize> Scheduler<N> {
         gpu_ns: u64,
         now: u64,
     ) -> Result<(), Error> {
-        let id = usize::from(id);
         Self::check_engine(engine)?;
         self.vg(id)?;
         self.roll(now);
@@ -658,8 +647,8 @@ impl<const N: usize> Scheduler<N> {
     /// Whether another vGPU is started and every other started vGPU has
     /// work queued or in flight: then the GPU time `id` gets is the
     /// policy's choice among competitors, not what the others left over.
-    /// O(1) (four words of bitmaps).
-    fn others_backlogged(&self, id: usize) -> bool {
+    /// O(1) (one-word sets).
+    fn others_backlogged(&self, id: VgpuId) -> bool {
         let mut idle = self.started.and_not(&self.busy);
         idle.set(id, false);
         self.started.any_except(id) && idle.is_empty()
@@ -667,10 +656,9 @@ impl<const N: usize> Scheduler<N> {
 
     /// Brings the bits of `id` in `busy` and `predicted` up to date, after
     /// its queue counts or its predictor changed.
-    pub(super) fn sync(&mut self, id: usize) {
-        let (busy, predicted) = self.v.get(id).map_or((false, false), |g| {
-            (g.pending > 0 || g.inflight > 0, g.ant.arrival().is_some())
-        });
+    pub(super) fn sync(&mut self, id: VgpuId) {
+        let g = &self.v[id];
+        let (busy, predicted) = (g.pending > 0 || g.inflight > 0, g.ant.arrival().is_some());
         self.busy.set(id, busy);
         self.predicted.set(id, predicted);
     }
@@ -678,11 +666,10 @@ impl<const N: usize> Scheduler<N> {
     /// [`Scheduler::others_backlogged`] by a scan of every vGPU (the
     /// reference of the tests).
     #[cfg(test)]
-    fn others_backlogged_scan(&self, id: usize) -> bool {
+    fn others_backlogged_scan(&self, id: VgpuId) -> bool {
         let mut others = self
             .v
             .iter()
-            .enumerate()
             .filter(|&(j, g)| j != id && g.life == Life::Started)
             .peekable();
         others.peek().is_some() && others.all(|(_, g)| g.pending > 0 || g.inflight > 0)
@@ -692,7 +679,6 @@ impl<const N: usize> Scheduler<N> {
     /// dispatched (a vGPU or engine reset). `Invalid` if none is queued,
     /// which is the case after [`Scheduler::stop`] already forgot them.
     pub fn cancelled(&mut self, id: VgpuId, engine: usize) -> Result<(), Error> {
-        let id = usize::from(id);
         self.take_pending(id, engine)?;
         self.refresh_vmcg(id)?;
         self.note_withheld(self.last_now);
@@ -702,7 +688,7 @@ impl<const N: usize> Scheduler<N> {
     /// One queued workload of `id` on `engine` leaves the queue (dispatched
     /// or discarded); `Invalid` if none is queued. A vGPU left with nothing
     /// queued stops being backlogged.
-    fn take_pending(&mut self, id: usize, engine: usize) -> Result<(), Error> {
+    fn take_pending(&mut self, id: VgpuId, engine: usize) -> Result<(), Error> {
         Self::check_engine(engine)?;
         let g = self.vg_mut(id)?;
         let c = g.ch.get_mut(engine).ok_or(Error::Invalid)?;
@@ -744,7 +730,6 @@ impl<const N: usize> Scheduler<N> {
 
     /// Cumulative CPU time of `id`'s VM (all vCPUs), sampled at `now`.
     pub fn cpu_time(&mut self, id: VgpuId, total_ns: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         g.cpu_ns = g.cpu_ns.max(total_ns);
         Ok(())
@@ -752,7 +737,6 @@ impl<const N: usize> Scheduler<N> {
 
     /// `bytes` more were transferred for `id` (DMA or shadowed command bytes).
     pub fn transferred(&mut self, id: VgpuId, bytes: u64) -> Result<(), Error> {
-        let id = usize::from(id);
         let g = self.vg_mut(id)?;
         g.bytes = g.bytes.saturating_add(bytes);
         Ok(())
@@ -790,14 +774,14 @@ impl<const N: usize> Scheduler<N> {
     /// started vGPU has work queued and the vGPU it holds the GPU for
     /// (`None`: the idle vGPU), or `None` if the GPU is not withheld (see
     /// `withheld.rs`).
-    fn withheld_until(&self, now: u64) -> Option<(u64, Option<usize>)> {
+    fn withheld_until(&self, now: u64) -> Option<(u64, Option<VgpuId>)> {
         if self.inflight > 0 {
             return None;
         }
         let waiting = match self.current {
             // The current vGPU dispatches its own work (or its turn is over
             // and the next decision is due): nothing is held back.
-            Some(c) if self.backlogged.get(c) => false,
+            Some(c) if self.backlogged.contains(c) => false,
             Some(c) => self.backlogged.any_except(c),
             None => !self.backlogged.is_empty(),
         };
@@ -818,14 +802,14 @@ impl<const N: usize> Scheduler<N> {
         let now = now.max(self.last_now);
         let next = self.withheld_until(now);
         if let Some(c) = self.withheld.update(now, next) {
-            if let Some(g) = c.holder.and_then(|h| self.v.get_mut(h)) {
-                g.withheld_ns = g.withheld_ns.saturating_add(c.ns);
+            if let Some(h) = c.holder {
+                self.v[h].withheld_ns = self.v[h].withheld_ns.saturating_add(c.ns);
             }
         }
         self.last_now = now;
     }
 
-    fn end_turn(&mut self, c: usize, now: u64) {
+    fn end_turn(&mut self, c: VgpuId, now: u64) {
         if let Some(t) = self.idle_since.take() {
             self.turn_idle_ns = self.turn_idle_ns.saturating_add(now.saturating_sub(t));
         }
@@ -850,10 +834,10 @@ impl<const N: usize> Scheduler<N> {
         if let Some(c) = prev {
             self.end_turn(c, now);
         }
-        let chosen = self.ops().pick_next(self, prev, now).and_then(id_of);
+        let chosen = self.ops().pick_next(self, prev, now);
         self.force = false;
         self.picks = self.picks.wrapping_add(1);
-        self.current = chosen.map(usize::from);
+        self.current = chosen;
         let switched = self.current != prev;
         if switched {
             self.switches = self.switches.wrapping_add(1);
@@ -868,7 +852,7 @@ impl<const N: usize> Scheduler<N> {
             self.idled_over = self.backlogged;
             return Ok(Pick::Idle);
         };
-        self.turn_slice = self.ops().begin_turn(self, usize::from(vgpu));
+        self.turn_slice = self.ops().begin_turn(self, vgpu);
         Ok(Pick::Run {
             vgpu,
             slice_ns: self.turn_slice,
@@ -878,7 +862,7 @@ impl<const N: usize> Scheduler<N> {
 
     /// The running vGPU, if any.
     pub fn current(&self) -> Option<VgpuId> {
-        self.current.and_then(id_of)
+        self.current
     }
 
     /// Where the running vGPU's turn stands at `now`.
@@ -913,24 +897,17 @@ pub(super) fn occupancy(gpu_ns: u64, held: u64) -> u64 {
 /// vGPU `id` of `v`, unless its slot is free ([`Error::Invalid`]). Free
 /// functions rather than methods, so that a caller can hold the vGPU while
 /// it updates the scheduler's other fields.
-fn live(v: &[Vgpu], id: usize) -> Result<&Vgpu, Error> {
-    match v.get(id) {
-        Some(g) if g.life != Life::Free => Ok(g),
+fn live(v: &VgpuArray<Vgpu>, id: VgpuId) -> Result<&Vgpu, Error> {
+    match &v[id] {
+        g if g.life != Life::Free => Ok(g),
         _ => Err(Error::Invalid),
     }
 }
 
 /// [`live`], mutable.
-fn live_mut(v: &mut [Vgpu], id: usize) -> Result<&mut Vgpu, Error> {
-    match v.get_mut(id) {
-        Some(g) if g.life != Life::Free => Ok(g),
+fn live_mut(v: &mut VgpuArray<Vgpu>, id: VgpuId) -> Result<&mut Vgpu, Error> {
+    match &mut v[id] {
+        g if g.life != Life::Free => Ok(g),
         _ => Err(Error::Invalid),
     }
-}
-
-/// The id of index `i`. Every index the scheduler holds came in as a
-/// [`VgpuId`] (the internal tables are indexed by `usize`), so this is
-/// `None` only for an index that cannot exist.
-fn id_of(i: usize) -> Option<VgpuId> {
-    VgpuId::new(i)
 }

@@ -54,6 +54,10 @@ use super::vtree::{
     TagTree,
     Wide, //
 };
+use super::{
+    VgpuArray,
+    VgpuId, //
+};
 
 /// Virtual-time scale: a weight-`w` vGPU advances `VSCALE / w` units per ns.
 pub const VSCALE: u64 = 10_000;
@@ -67,27 +71,27 @@ pub enum WakeRule {
     PaperV,
 }
 
-/// SFQ state for up to `N` vGPUs.
+/// SFQ state for the vGPUs of a GPU.
 #[derive(Clone, Copy)]
-pub(crate) struct Sfq<const N: usize> {
+pub(crate) struct Sfq {
     /// The active vGPUs (backlogged, or running): their tags, weights and
     /// virtual deadlines for [`Sfq::slice`].
-    tree: TagTree<N>,
-    tag: [u64; N],
+    tree: TagTree,
+    tag: VgpuArray<u64>,
     /// `eevdf` request per vGPU, ns (0: none measured yet, the slice).
-    req: [u64; N],
+    req: VgpuArray<u64>,
     pub(crate) vtime: u64,
     /// The slice the deadlines in `tree` are computed for (`eevdf` brings
     /// it up to date before it chooses).
     slice: u64,
 }
 
-impl<const N: usize> Sfq<N> {
+impl Sfq {
     pub(crate) const fn new() -> Self {
         Self {
             tree: TagTree::new(),
-            tag: [0; N],
-            req: [0; N],
+            tag: VgpuArray::filled(0),
+            req: VgpuArray::filled(0),
             vtime: 0,
             slice: 0,
         }
@@ -109,13 +113,13 @@ impl<const N: usize> Sfq<N> {
     }
 
     /// Start tag of `id`.
-    pub(crate) fn tag(&self, id: usize) -> u64 {
-        self.tag.get(id).copied().unwrap_or(0)
+    pub(crate) fn tag(&self, id: VgpuId) -> u64 {
+        self.tag[id]
     }
 
     /// How far the start tag of `id` is ahead of `V`: its debt in virtual time, 0 with none (a
     /// tag behind `V`, or stale).
-    pub(crate) fn lag(&self, id: usize) -> u64 {
+    pub(crate) fn lag(&self, id: VgpuId) -> u64 {
         let d = vdiff(self.tag(id), self.vtime());
         if d > 0 && d < (1 << 62) {
             d as u64
@@ -126,26 +130,23 @@ impl<const N: usize> Sfq<N> {
 
     /// Puts the tag of `id`, which is not active, `lag` ahead of `V` (at most 2^61: below what
     /// counts as stale).
-    pub(crate) fn set_lag(&mut self, id: usize, lag: u64) {
+    pub(crate) fn set_lag(&mut self, id: VgpuId, lag: u64) {
         if self.tree.contains(id) {
             return;
         }
-        let v = self.vtime();
-        if let Some(t) = self.tag.get_mut(id) {
-            *t = v.wrapping_add(lag.min(1 << 61));
-        }
+        self.tag[id] = self.vtime().wrapping_add(lag.min(1 << 61));
     }
 
     /// Whether `id` is active.
     #[cfg(test)]
-    pub(crate) fn active(&self, id: usize) -> bool {
+    pub(crate) fn active(&self, id: VgpuId) -> bool {
         self.tree.contains(id)
     }
 
     /// Checks the tree's invariants, and that it holds every active vGPU's
     /// tag, deadline and weight (`weight`: the scheduler's).
     #[cfg(test)]
-    pub(crate) fn check(&self, weight: &dyn Fn(usize) -> u32) {
+    pub(crate) fn check(&self, weight: &dyn Fn(VgpuId) -> u32) {
         self.tree.check();
         for id in self.tree.ids() {
             assert_eq!(self.tree.key(id), self.tag(id), "tag of {id}");
@@ -159,14 +160,14 @@ impl<const N: usize> Sfq<N> {
     }
 
     /// (Re)inserts `id` into the tree with its tag, deadline and weight `w`.
-    fn enter(&mut self, id: usize, w: u32) {
+    fn enter(&mut self, id: VgpuId, w: u32) {
         let s = self.tag(id);
         let d = self.deadline(id, self.slice);
         self.tree.upsert(id, s, d, w);
     }
 
     /// A vGPU of weight `w` becomes active (backlogged, or started).
-    pub(crate) fn activate(&mut self, id: usize, rule: WakeRule, w: u32) {
+    pub(crate) fn activate(&mut self, id: VgpuId, rule: WakeRule, w: u32) {
         if self.tree.contains(id) {
             return;
         }
@@ -178,16 +179,13 @@ impl<const N: usize> Sfq<N> {
             WakeRule::MaxVF if d > 0 && d < (1 << 62) => f,
             _ => v,
         };
-        // The scheduler activates only ids it validated (below N).
-        if let Some(t) = self.tag.get_mut(id) {
-            *t = s;
-        }
+        self.tag[id] = s;
         self.enter(id, w);
     }
 
     /// A vGPU of weight `w` becomes active again keeping its tag, whatever
     /// `V` is (`eevdf`'s synchronous round trip, see `Scheduler::activate`).
-    pub(crate) fn resume(&mut self, id: usize, w: u32) {
+    pub(crate) fn resume(&mut self, id: VgpuId, w: u32) {
         if self.tree.contains(id) {
             return;
         }
@@ -196,7 +194,7 @@ impl<const N: usize> Sfq<N> {
     }
 
     /// A vGPU that is not running stops being active.
-    pub(crate) fn deactivate(&mut self, id: usize) {
+    pub(crate) fn deactivate(&mut self, id: VgpuId) {
         if self.tree.contains(id) {
             self.vtime = self.vtime();
             self.tree.remove(id);
@@ -204,7 +202,7 @@ impl<const N: usize> Sfq<N> {
     }
 
     /// The weight of `id` changed to `w`.
-    pub(crate) fn set_weight(&mut self, id: usize, w: u32) {
+    pub(crate) fn set_weight(&mut self, id: VgpuId, w: u32) {
         if self.tree.contains(id) {
             self.enter(id, w);
         }
@@ -212,12 +210,9 @@ impl<const N: usize> Sfq<N> {
 
     /// Charges `gpu_ns` to `id` at weight `w`: `S <- S + L * VSCALE / w`.
     #[cfg(test)]
-    pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
+    pub(crate) fn charge(&mut self, id: VgpuId, gpu_ns: u64, w: u32) {
         let delta = mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1)));
-        let Some(t) = self.tag.get_mut(id) else {
-            return;
-        };
-        *t = t.wrapping_add(delta);
+        self.tag[id] = self.tag[id].wrapping_add(delta);
         if self.tree.contains(id) {
             self.enter(id, w);
         }
@@ -226,7 +221,7 @@ impl<const N: usize> Sfq<N> {
     /// The active vGPU with the smallest start tag among those `eligible`.
     /// O(1), unless the throttle holds the smallest tag back: then
     /// O(active).
-    pub(crate) fn pick(&mut self, eligible: Option<&dyn Fn(usize) -> bool>) -> Option<usize> {
+    pub(crate) fn pick(&mut self, eligible: Option<&dyn Fn(VgpuId) -> bool>) -> Option<VgpuId> {
         self.vtime = self.vtime();
         let top = self.tree.min()?;
         let Some(ok) = eligible else {
@@ -236,7 +231,7 @@ impl<const N: usize> Sfq<N> {
             return Some(top);
         }
         // Throttle active: linear fallback over the active set.
-        let mut best: Option<(u64, usize)> = None;
+        let mut best: Option<(u64, VgpuId)> = None;
         for id in self.tree.ids() {
             if !ok(id) {
                 continue;
@@ -256,21 +251,18 @@ impl<const N: usize> Sfq<N> {
     /// Forgets every vGPU (policy change).
     pub(crate) fn reset(&mut self) {
         self.tree.clear();
-        self.tag = [self.vtime; N];
-        self.req = [0; N];
+        self.tag.fill(self.vtime);
+        self.req.fill(0);
     }
 
     /// Forgets `id`'s request (a new vGPU in its slot).
-    pub(crate) fn forget(&mut self, id: usize) {
-        // `Scheduler::create` checked `id < N`.
-        if let Some(r) = self.req.get_mut(id) {
-            *r = 0;
-        }
+    pub(crate) fn forget(&mut self, id: VgpuId) {
+        self.req[id] = 0;
     }
 
     /// `eevdf` request of `id` in ns: the turn it asks for, at most `slice`.
-    pub(crate) fn request(&self, id: usize, slice: u64) -> u64 {
-        match self.req.get(id).copied().unwrap_or(0) {
+    pub(crate) fn request(&self, id: VgpuId, slice: u64) -> u64 {
+        match self.req[id] {
             0 => slice,
             r => r.min(slice),
         }
@@ -281,18 +273,15 @@ impl<const N: usize> Sfq<N> {
     /// asked for a whole slice; one whose queue ran dry asked for `l`. The
     /// request follows the turns with a weight of 1/4 on the newest, so it
     /// takes a few turns to learn a pattern and one turn cannot swing it.
-    fn note_turn(&mut self, id: usize, l: u64, wanted_more: bool, slice: u64) {
+    fn note_turn(&mut self, id: VgpuId, l: u64, wanted_more: bool, slice: u64) {
         let sample = if wanted_more { slice } else { l.min(slice) };
         let old = self.request(id, slice);
-        // A turn's vGPU is a validated id (below N).
-        if let Some(r) = self.req.get_mut(id) {
-            // old, sample <= slice <= 1e12 ns: no overflow.
-            *r = old
-                .saturating_mul(3)
-                .saturating_add(sample)
-                .div_ceil(4)
-                .max(1);
-        }
+        // old, sample <= slice <= 1e12 ns: no overflow.
+        self.req[id] = old
+            .saturating_mul(3)
+            .saturating_add(sample)
+            .div_ceil(4)
+            .max(1);
     }
 
     /// The turn of `id` ended: charges it `gpu_ns` at weight `w` (as
@@ -302,18 +291,15 @@ impl<const N: usize> Sfq<N> {
     /// its new tag). One update of the tree instead of three.
     pub(crate) fn end_turn(
         &mut self,
-        id: usize,
+        id: VgpuId,
         gpu_ns: u64,
         w: u32,
         turn: Option<(u64, bool, u64)>,
         stays: bool,
     ) {
         let delta = mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1)));
-        let Some(t) = self.tag.get_mut(id) else {
-            return;
-        };
-        *t = t.wrapping_add(delta);
-        let k = *t;
+        let k = self.tag[id].wrapping_add(delta);
+        self.tag[id] = k;
         if let Some((l, more, slice)) = turn {
             self.note_turn(id, l, more, slice);
         }
@@ -336,7 +322,7 @@ impl<const N: usize> Sfq<N> {
 
     /// Virtual deadline of `id`: `S + r * VSCALE` (see the module
     /// documentation for why the request is not divided by the weight).
-    pub(crate) fn deadline(&self, id: usize, slice: u64) -> u64 {
+    pub(crate) fn deadline(&self, id: VgpuId, slice: u64) -> u64 {
         let r = self.request(id, slice).saturating_mul(VSCALE);
         self.tag(id).wrapping_add(r)
     }
@@ -352,7 +338,7 @@ impl<const N: usize> Sfq<N> {
 
     /// [`Sfq::average`] as if `extra = Some((id, ns))` were already charged
     /// to `id` (the running vGPU's service in its turn so far).
-    pub(crate) fn average_with(&self, extra: Option<(usize, u64)>) -> u64 {
+    pub(crate) fn average_with(&self, extra: Option<(VgpuId, u64)>) -> u64 {
         let v = self.vtime();
         #[cfg(test)]
         let scan = self.average_scan(extra);
@@ -379,7 +365,7 @@ impl<const N: usize> Sfq<N> {
 
     /// [`Sfq::average_with`] by a scan of the active vGPUs, with the
     /// saturating sums the tree's exact ones reproduce. O(active).
-    pub(crate) fn average_scan(&self, extra: Option<(usize, u64)>) -> u64 {
+    pub(crate) fn average_scan(&self, extra: Option<(VgpuId, u64)>) -> u64 {
         let v = self.vtime();
         let mut wsum: u64 = 0;
         let mut lead: u64 = 0;
@@ -400,7 +386,7 @@ impl<const N: usize> Sfq<N> {
     }
 
     /// Whether `id` is eligible against the average `avg`.
-    pub(crate) fn eligible(&self, id: usize, avg: u64) -> bool {
+    pub(crate) fn eligible(&self, id: VgpuId, avg: u64) -> bool {
         vdiff(self.tag(id), avg) <= 0
     }
 
@@ -414,8 +400,8 @@ impl<const N: usize> Sfq<N> {
     pub(crate) fn pick_eevdf(
         &mut self,
         slice: u64,
-        ok: Option<&dyn Fn(usize) -> bool>,
-    ) -> Option<usize> {
+        ok: Option<&dyn Fn(VgpuId) -> bool>,
+    ) -> Option<VgpuId> {
         self.vtime = self.vtime();
         self.set_slice(slice);
         let avg = self.average();
@@ -434,7 +420,7 @@ impl<const N: usize> Sfq<N> {
         self.slice = slice;
         let req = &self.req;
         self.tree.set_deadlines(&|id, s| {
-            let r = match req.get(id).copied().unwrap_or(0) {
+            let r = match req[id] {
                 0 => slice,
                 r => r.min(slice),
             };
@@ -447,11 +433,11 @@ impl<const N: usize> Sfq<N> {
     pub(crate) fn pick_eevdf_scan(
         &self,
         avg: u64,
-        ok: Option<&dyn Fn(usize) -> bool>,
-    ) -> Option<usize> {
+        ok: Option<&dyn Fn(VgpuId) -> bool>,
+    ) -> Option<VgpuId> {
         // (eligible, key, tag, id): eligible first, then the earliest key,
         // which is the deadline for eligible vGPUs and the tag otherwise.
-        let mut best: Option<(bool, u64, u64, usize)> = None;
+        let mut best: Option<(bool, u64, u64, VgpuId)> = None;
         for id in self.tree.ids() {
             if ok.is_some_and(|f| !f(id)) {
                 continue;

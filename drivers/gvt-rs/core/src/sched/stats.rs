@@ -124,16 +124,16 @@ impl<const N: usize> Scheduler<N> {
         }
         self.fair = metrics::fairness(
             self.v
-                .iter()
+                .values()
                 .filter(|g| g.life != Life::Free && g.win_active)
                 .map(|g| (u64::from(g.weight), g.win_busy_ns)),
         );
         let total: u64 = self
             .v
-            .iter()
+            .values()
             .map(|g| g.win_busy_ns)
             .fold(0, u64::saturating_add);
-        for g in self.v.iter_mut() {
+        for g in self.v.values_mut() {
             g.share_ppm = if total == 0 {
                 0
             } else {
@@ -173,13 +173,12 @@ impl<const N: usize> Scheduler<N> {
     /// it, whose latency percentiles each scan a histogram: a decision
     /// asks for every vGPU's, under the engine's locks.
     pub fn sample_view(&self, id: VgpuId) -> Option<(bool, u64)> {
-        let g = self.vg(usize::from(id)).ok()?;
+        let g = self.vg(id).ok()?;
         Some((g.life == Life::Started, g.busy_ns))
     }
 
     /// Statistics of vGPU `id`, `None` if it does not exist.
     pub fn stats(&self, id: VgpuId) -> Option<VgpuStats> {
-        let id = usize::from(id);
         let g = self.vg(id).ok()?;
         Some(VgpuStats {
             started: g.life == Life::Started,
@@ -200,9 +199,9 @@ impl<const N: usize> Scheduler<N> {
             latency_p99_ns: g.lat.percentile_ns(99, g.lat_max_ns),
             cpu_ns: g.cpu_ns,
             bytes: g.bytes,
-            credits: self.vmcg.credits.get(id).copied().unwrap_or(0),
-            slice_ns: self.vmcg.slice_ns.get(id).copied().unwrap_or(0),
-            left_ts_ns: self.tbs.left_ts.get(id).copied().unwrap_or(0),
+            credits: self.vmcg.credits[id],
+            slice_ns: self.vmcg.slice_ns[id],
+            left_ts_ns: self.tbs.left_ts[id],
             vtag_ns: self.sfq.tag(id) / VSCALE,
             usage_ns: self.thr.usage(id) / VSCALE,
             request_ns: self.sfq.request(id, self.tun.us(Tunable::SfqSliceUs)),

@@ -21,30 +21,33 @@
 //! Deviation: upstream's `stage_check` is a function-local `static` shared by
 //! every GPU; here it is per scheduler instance.
 
-use super::bitmap::Bitmap;
 use super::vchannel::Vgpu;
-
-const NIL: u16 = u16::MAX;
+use super::{
+    VgpuArray,
+    VgpuId,
+    VgpuSet, //
+};
 
 /// What the next switch should run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
-    Vgpu(usize),
+    Vgpu(VgpuId),
     Idle,
 }
 
-/// TBS state for up to `N` vGPUs.
+/// TBS state for the started vGPUs of a GPU.
 #[derive(Clone, Copy)]
-pub(crate) struct Tbs<const N: usize> {
-    prev: [u16; N],
-    next: [u16; N],
-    head: u16,
-    tail: u16,
-    on_list: Bitmap,
-    pub(crate) left_ts: [i64; N],
-    allocated_ts: [i64; N],
-    pri_sched: Bitmap,
-    pri_time: [u64; N],
+pub(crate) struct Tbs {
+    /// The LRU run queue: a doubly linked list through `prev` and `next`.
+    prev: VgpuArray<Option<VgpuId>>,
+    next: VgpuArray<Option<VgpuId>>,
+    head: Option<VgpuId>,
+    tail: Option<VgpuId>,
+    on_list: VgpuSet,
+    pub(crate) left_ts: VgpuArray<i64>,
+    allocated_ts: VgpuArray<i64>,
+    pri_sched: VgpuSet,
+    pri_time: VgpuArray<u64>,
     sched_in_time: u64,
     expire_time: u64,
     stage_check: u64,
@@ -53,18 +56,18 @@ pub(crate) struct Tbs<const N: usize> {
     pub(crate) target: Option<Target>,
 }
 
-impl<const N: usize> Tbs<N> {
+impl Tbs {
     pub(crate) const fn new() -> Self {
         Self {
-            prev: [NIL; N],
-            next: [NIL; N],
-            head: NIL,
-            tail: NIL,
-            on_list: Bitmap::EMPTY,
-            left_ts: [0; N],
-            allocated_ts: [0; N],
-            pri_sched: Bitmap::EMPTY,
-            pri_time: [0; N],
+            prev: VgpuArray::filled(None),
+            next: VgpuArray::filled(None),
+            head: None,
+            tail: None,
+            on_list: VgpuSet::EMPTY,
+            left_ts: VgpuArray::filled(0),
+            allocated_ts: VgpuArray::filled(0),
+            pri_sched: VgpuSet::EMPTY,
+            pri_time: VgpuArray::filled(0),
             sched_in_time: 0,
             expire_time: 0,
             stage_check: 0,
@@ -73,68 +76,48 @@ impl<const N: usize> Tbs<N> {
         }
     }
 
-    fn link_of(arr: &[u16; N], i: u16) -> u16 {
-        arr.get(i as usize).copied().unwrap_or(NIL)
-    }
-
-    fn set_link(arr: &mut [u16; N], i: u16, v: u16) {
-        // Only ids on the list (below N) are linked: never NIL.
-        if let Some(x) = arr.get_mut(i as usize) {
-            *x = v;
-        }
-    }
-
-    fn list_del(&mut self, id: usize) {
-        if !self.on_list.get(id) {
+    fn list_del(&mut self, id: VgpuId) {
+        if !self.on_list.contains(id) {
             return;
         }
-        let i = id as u16;
-        let p = Self::link_of(&self.prev, i);
-        let n = Self::link_of(&self.next, i);
-        if p == NIL {
-            self.head = n;
-        } else {
-            Self::set_link(&mut self.next, p, n);
+        let p = self.prev[id].take();
+        let n = self.next[id].take();
+        match p {
+            Some(p) => self.next[p] = n,
+            None => self.head = n,
         }
-        if n == NIL {
-            self.tail = p;
-        } else {
-            Self::set_link(&mut self.prev, n, p);
+        match n {
+            Some(n) => self.prev[n] = p,
+            None => self.tail = p,
         }
-        Self::set_link(&mut self.prev, i, NIL);
-        Self::set_link(&mut self.next, i, NIL);
         self.on_list.set(id, false);
     }
 
-    fn list_add_head(&mut self, id: usize) {
-        if id >= N || self.on_list.get(id) {
+    fn list_add_head(&mut self, id: VgpuId) {
+        if self.on_list.contains(id) {
             return;
         }
-        let i = id as u16;
-        Self::set_link(&mut self.prev, i, NIL);
-        Self::set_link(&mut self.next, i, self.head);
-        if self.head == NIL {
-            self.tail = i;
-        } else {
-            Self::set_link(&mut self.prev, self.head, i);
+        self.prev[id] = None;
+        self.next[id] = self.head;
+        match self.head {
+            Some(h) => self.prev[h] = Some(id),
+            None => self.tail = Some(id),
         }
-        self.head = i;
+        self.head = Some(id);
         self.on_list.set(id, true);
     }
 
-    fn list_add_tail(&mut self, id: usize) {
-        if id >= N || self.on_list.get(id) {
+    fn list_add_tail(&mut self, id: VgpuId) {
+        if self.on_list.contains(id) {
             return;
         }
-        let i = id as u16;
-        Self::set_link(&mut self.next, i, NIL);
-        Self::set_link(&mut self.prev, i, self.tail);
-        if self.tail == NIL {
-            self.head = i;
-        } else {
-            Self::set_link(&mut self.next, self.tail, i);
+        self.next[id] = None;
+        self.prev[id] = self.tail;
+        match self.tail {
+            Some(t) => self.next[t] = Some(id),
+            None => self.head = Some(id),
         }
-        self.tail = i;
+        self.tail = Some(id);
         self.on_list.set(id, true);
     }
 
@@ -144,29 +127,22 @@ impl<const N: usize> Tbs<N> {
     /// front; upstream treats every start as new.
     pub(crate) fn start(
         &mut self,
-        id: usize,
+        id: VgpuId,
         now: u64,
         boost_ns: u64,
         tick_ns: u64,
         restart: bool,
     ) {
-        if self.on_list.get(id) {
+        if self.on_list.contains(id) {
             return;
         }
-        // The scheduler starts only ids it validated (below N).
-        if let Some(t) = self.pri_time.get_mut(id) {
-            *t = now.saturating_add(boost_ns);
-        }
+        self.pri_time[id] = now.saturating_add(boost_ns);
         self.pri_sched.set(id, boost_ns > 0);
         if restart {
             self.list_add_tail(id);
         } else {
-            if let Some(l) = self.left_ts.get_mut(id) {
-                *l = 0;
-            }
-            if let Some(a) = self.allocated_ts.get_mut(id) {
-                *a = 0;
-            }
+            self.left_ts[id] = 0;
+            self.allocated_ts[id] = 0;
             self.list_add_head(id);
         }
         if self.next_tick.is_none() {
@@ -175,65 +151,52 @@ impl<const N: usize> Tbs<N> {
     }
 
     /// `tbs_sched_stop_schedule`.
-    pub(crate) fn stop(&mut self, id: usize) {
+    pub(crate) fn stop(&mut self, id: VgpuId) {
         self.list_del(id);
         self.pri_sched.set(id, false);
         if self.target == Some(Target::Vgpu(id)) {
             self.target = None;
         }
-        if self.head == NIL {
+        if self.head.is_none() {
             self.next_tick = None;
         }
     }
 
     /// `gvt_balance_timeslice`.
-    fn balance(&mut self, v: &[Vgpu; N], period_ns: u64, stages: u64) {
+    fn balance(&mut self, v: &VgpuArray<Vgpu>, period_ns: u64, stages: u64) {
         let stage = self.stage_check.checked_rem(stages).unwrap_or(0);
         self.stage_check = self.stage_check.wrapping_add(1);
         if stage == 0 {
             let total: u64 = self
                 .on_list
                 .iter()
-                .filter_map(|i| v.get(i))
-                .map(|g| u64::from(g.weight))
+                .map(|i| u64::from(v[i].weight))
                 .fold(0, u64::saturating_add);
             if total == 0 {
                 return;
             }
             // Same rounding as upstream: ktime_divns(100ms, total) * weight.
             let unit = period_ns.checked_div(total).unwrap_or(0);
-            // Ids on the list are below N (`list_add_*` check).
             for i in self.on_list.iter() {
-                let w = v.get(i).map_or(0, |g| u64::from(g.weight));
+                let w = u64::from(v[i].weight);
                 let ts = unit.saturating_mul(w).min(i64::MAX as u64) as i64;
-                if let Some(a) = self.allocated_ts.get_mut(i) {
-                    *a = ts;
-                }
-                if let Some(l) = self.left_ts.get_mut(i) {
-                    *l = ts;
-                }
+                self.allocated_ts[i] = ts;
+                self.left_ts[i] = ts;
             }
         } else {
-            // Ids on the list are below N (`list_add_*` check).
             for i in self.on_list.iter() {
-                let a = self.allocated_ts.get(i).copied().unwrap_or(0);
-                if let Some(l) = self.left_ts.get_mut(i) {
-                    *l = l.saturating_add(a);
-                }
+                self.left_ts[i] = self.left_ts[i].saturating_add(self.allocated_ts[i]);
             }
         }
     }
 
     /// `vgpu_update_timeslice`: charges the current vGPU its wall-clock time.
-    pub(crate) fn update_timeslice(&mut self, current: Option<usize>, now: u64) {
+    pub(crate) fn update_timeslice(&mut self, current: Option<VgpuId>, now: u64) {
         let Some(c) = current else {
             return;
         };
         let delta = now.saturating_sub(self.sched_in_time);
-        // The current vGPU is a validated id (below N).
-        if let Some(l) = self.left_ts.get_mut(c) {
-            *l = l.saturating_sub(delta.min(i64::MAX as u64) as i64);
-        }
+        self.left_ts[c] = self.left_ts[c].saturating_sub(delta.min(i64::MAX as u64) as i64);
         self.sched_in_time = now;
     }
 
@@ -241,26 +204,22 @@ impl<const N: usize> Tbs<N> {
     fn find_busy(
         &mut self,
         now: u64,
-        v: &[Vgpu; N],
-        eligible: &dyn Fn(usize) -> bool,
-    ) -> Option<usize> {
+        v: &VgpuArray<Vgpu>,
+        eligible: &dyn Fn(VgpuId) -> bool,
+    ) -> Option<VgpuId> {
         let mut i = self.head;
-        let mut guard = 0usize;
-        while i != NIL && guard <= N {
-            guard = guard.saturating_add(1);
-            let id = i as usize;
-            i = Self::link_of(&self.next, i);
-            let busy = v.get(id).is_some_and(|g| g.backlogged());
-            if !busy || !eligible(id) {
+        while let Some(id) = i {
+            i = self.next[id];
+            if !v[id].backlogged() || !eligible(id) {
                 continue;
             }
-            if self.pri_sched.get(id) {
-                if now < self.pri_time.get(id).copied().unwrap_or(0) {
+            if self.pri_sched.contains(id) {
+                if now < self.pri_time[id] {
                     return Some(id);
                 }
                 self.pri_sched.set(id, false);
             }
-            if self.left_ts.get(id).copied().unwrap_or(0) > 0 {
+            if self.left_ts[id] > 0 {
                 return Some(id);
             }
         }
@@ -274,22 +233,22 @@ impl<const N: usize> Tbs<N> {
         &mut self,
         now: u64,
         timer: bool,
-        current: Option<usize>,
-        v: &[Vgpu; N],
+        current: Option<VgpuId>,
+        v: &VgpuArray<Vgpu>,
         (period_ns, stages): (u64, u64),
-        eligible: &dyn Fn(usize) -> bool,
+        eligible: &dyn Fn(VgpuId) -> bool,
     ) -> bool {
         if timer && now >= self.expire_time {
             self.balance(v, period_ns, stages);
             self.expire_time = now.saturating_add(period_ns);
         }
         self.update_timeslice(current, now);
-        if self.head == NIL || self.target.is_some() {
+        if self.head.is_none() || self.target.is_some() {
             return self.target.is_some();
         }
         let t = match self.find_busy(now, v, eligible) {
             Some(id) => {
-                if !self.pri_sched.get(id) {
+                if !self.pri_sched.contains(id) {
                     self.list_del(id);
                     self.list_add_tail(id);
                 }
@@ -309,10 +268,10 @@ impl<const N: usize> Tbs<N> {
     /// The started vGPU with nothing queued and the most time slice left
     /// (the lowest id of equals), if any has some: whose share keeps the
     /// GPU idle while the vGPUs with work wait for the next balance.
-    pub(crate) fn reserved_for(&self, started: &Bitmap, backlogged: &Bitmap) -> Option<usize> {
-        let mut best: Option<(usize, i64)> = None;
-        for id in started.iter().filter(|&id| !backlogged.get(id)) {
-            let left = self.left_ts.get(id).copied().unwrap_or(0);
+    pub(crate) fn reserved_for(&self, started: &VgpuSet, backlogged: &VgpuSet) -> Option<VgpuId> {
+        let mut best: Option<(VgpuId, i64)> = None;
+        for id in started.and_not(backlogged).iter() {
+            let left = self.left_ts[id];
             if left > 0 && best.is_none_or(|(_, b)| left > b) {
                 best = Some((id, left));
             }
@@ -322,10 +281,9 @@ impl<const N: usize> Tbs<N> {
 
     /// Whether a tick at `now` could find a vGPU of `backlogged` to run:
     /// one on priority or with time slice left.
-    pub(crate) fn could_run(&self, backlogged: &Bitmap, now: u64) -> bool {
+    pub(crate) fn could_run(&self, backlogged: &VgpuSet, now: u64) -> bool {
         backlogged.iter().any(|id| {
-            (self.pri_sched.get(id) && now < self.pri_time.get(id).copied().unwrap_or(0))
-                || self.left_ts.get(id).copied().unwrap_or(0) > 0
+            (self.pri_sched.contains(id) && now < self.pri_time[id]) || self.left_ts[id] > 0
         })
     }
 

@@ -575,7 +575,7 @@ fn tbs_balance_debt_and_reset() {
     assert_eq!(s.stats(vid(0)).unwrap().left_ts_ns, 25 * MS as i64);
     assert_eq!(s.stats(vid(1)).unwrap().left_ts_ns, 75 * MS as i64);
     // Simulate a 40 ms debt for vGPU 0 and run stages 1..9: debt carried.
-    s.tbs.left_ts[0] = -40 * MS as i64;
+    s.tbs.left_ts[vid(0)] = -40 * MS as i64;
     for k in 1..10u64 {
         s.tick(MS + k * 100 * MS);
     }
@@ -665,12 +665,12 @@ fn throttle_skips_heavy_vgpu() {
         s.queued(vid(id), 0, 0).unwrap();
     }
     // vGPU 0 has the smaller tag but 3x the usage of vGPU 1.
-    s.thr.set_usage(0, 300);
-    s.thr.set_usage(1, 100);
+    s.thr.set_usage(vid(0), 300);
+    s.thr.set_usage(vid(1), 100);
     assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu, .. } if vgpu == vid(1)));
-    s.thr.set_usage(0, 200); // exactly 2x: allowed
+    s.thr.set_usage(vid(0), 200); // exactly 2x: allowed
     s.force = true;
-    s.sfq.charge(1, 1, 1);
+    s.sfq.charge(vid(1), 1, 1);
     assert!(matches!(s.pick(0).unwrap(), Pick::Run { vgpu, .. } if vgpu == vid(0)));
 }
 
@@ -1606,15 +1606,19 @@ fn check_incremental<const N: usize>(s: &Scheduler<N>) {
     let v = &s.v;
     s.sfq.check(&|i| v[i].weight);
     s.thr.check(&s.backlogged);
-    for (id, g) in s.v.iter().enumerate() {
-        assert_eq!(s.busy.get(id), g.pending > 0 || g.inflight > 0, "busy {id}");
+    for (id, g) in s.v.iter() {
         assert_eq!(
-            s.predicted.get(id),
+            s.busy.contains(id),
+            g.pending > 0 || g.inflight > 0,
+            "busy {id}"
+        );
+        assert_eq!(
+            s.predicted.contains(id),
             g.ant.arrival().is_some(),
             "predicted {id}"
         );
         if s.sfq.active(id) {
-            assert!(s.started.get(id), "active {id} not started");
+            assert!(s.started.contains(id), "active {id} not started");
         }
     }
 }
@@ -1724,7 +1728,9 @@ fn incremental_structures_match_scans_on_random_events() {
             }
             check_incremental(&s);
         }
-        let held: u64 = (0..n).map(|i| s.v[i].ant.hits + s.v[i].ant.misses).sum();
+        let held: u64 = (0..n)
+            .map(|i| s.v[vid(i)].ant.hits + s.v[vid(i)].ant.misses)
+            .sum();
         *holds += held;
     }
     let mut holds = 0;

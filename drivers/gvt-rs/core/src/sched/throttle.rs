@@ -20,57 +20,74 @@
 //!
 //! The minimum over the backlogged vGPUs is kept in a tournament tree over
 //! the ids (a min-segment tree), so that a charge, a wake-up and the limit
-//! are O(log N), O(log N) and O(1) whether the throttle is on or off.
+//! are O(log M), O(log M) and O(1) (`M` = `MAX_VGPUS`) whether the throttle is on or off.
 
-use super::bitmap::Bitmap;
 use super::fixed::mul_div_sat;
 use super::sfq::VSCALE;
+use super::{
+    VgpuArray,
+    VgpuId,
+    VgpuSet,
+    MAX_VGPUS, //
+};
 
-/// Throttle state for up to `N` vGPUs.
+/// Leaves of the tree: one per possible id.
+const M: usize = MAX_VGPUS;
+
+/// Throttle state for the vGPUs of a GPU.
 ///
 /// # Invariants
 ///
-/// `min[j]` for `1 <= j < N` is the smaller of its two children, child `c`
-/// being `min[c]` for `c < N` and leaf `c - N` otherwise; leaf `i` is
+/// `min[j]` for `1 <= j < M` is the smaller of its two children, child `c`
+/// being `min[c]` for `c < M` and leaf `c - M` otherwise; leaf `i` is
 /// `usage[i]` if `i` is in `member`, `u64::MAX` otherwise. So `min[1]` is
 /// the smallest usage of the members.
 #[derive(Clone, Copy)]
-pub(crate) struct Throttle<const N: usize> {
-    usage: [u64; N],
+pub(crate) struct Throttle {
+    usage: VgpuArray<u64>,
     /// The backlogged vGPUs, as the scheduler's set (`Scheduler::set_backlogged`).
-    member: Bitmap,
-    min: [u64; N],
+    member: VgpuSet,
+    /// The inner nodes, by position in the tree (`min[0]` unused).
+    min: [u64; M],
 }
 
-impl<const N: usize> Throttle<N> {
+impl Throttle {
     pub(crate) const fn new() -> Self {
         Self {
-            usage: [0; N],
-            member: Bitmap::EMPTY,
-            min: [u64::MAX; N],
+            usage: VgpuArray::filled(0),
+            member: VgpuSet::EMPTY,
+            min: [u64::MAX; M],
         }
     }
 
     /// Weighted usage of `id`.
-    pub(crate) fn usage(&self, id: usize) -> u64 {
-        self.usage.get(id).copied().unwrap_or(0)
+    pub(crate) fn usage(&self, id: VgpuId) -> u64 {
+        self.usage[id]
     }
 
-    /// Value of tree node `j` (`j >= N`: leaf `j - N`).
+    /// Value of tree node `j` (`j >= M`: the leaf of id `j - M`).
     fn node(&self, j: usize) -> u64 {
-        match j.checked_sub(N) {
-            Some(i) if self.member.get(i) => self.usage(i),
-            Some(_) => u64::MAX,
+        match j.checked_sub(M) {
+            Some(i) => {
+                // `j < 2M` (children of inner nodes): `i` is an id.
+                let id = VgpuId::wrapping(i as u32);
+                if self.member.contains(id) {
+                    self.usage[id]
+                } else {
+                    u64::MAX
+                }
+            }
             None => self.min.get(j).copied().unwrap_or(u64::MAX),
         }
     }
 
-    /// Leaf `id` changed: updates its ancestors. O(log N).
-    fn fix(&mut self, id: usize) {
-        let mut j = id.saturating_add(N) / 2;
+    /// Leaf `id` changed: updates its ancestors. O(log M).
+    fn fix(&mut self, id: VgpuId) {
+        let mut j = id.index().saturating_add(M) / 2;
         while j >= 1 {
             let l = j.saturating_mul(2);
             let m = self.node(l).min(self.node(l.saturating_add(1)));
+            // Inner positions `1 <= j < M`.
             if let Some(x) = self.min.get_mut(j) {
                 *x = m;
             }
@@ -79,16 +96,14 @@ impl<const N: usize> Throttle<N> {
     }
 
     /// Sets the usage of `id`.
-    pub(crate) fn set_usage(&mut self, id: usize, u: u64) {
-        if let Some(x) = self.usage.get_mut(id) {
-            *x = u;
-            self.fix(id);
-        }
+    pub(crate) fn set_usage(&mut self, id: VgpuId, u: u64) {
+        self.usage[id] = u;
+        self.fix(id);
     }
 
     /// `id` joins (`on`) or leaves the backlogged set.
-    pub(crate) fn set_member(&mut self, id: usize, on: bool) {
-        if id < N && self.member.get(id) != on {
+    pub(crate) fn set_member(&mut self, id: VgpuId, on: bool) {
+        if self.member.contains(id) != on {
             self.member.set(id, on);
             self.fix(id);
         }
@@ -98,8 +113,6 @@ impl<const N: usize> Throttle<N> {
     pub(crate) fn min_backlogged(&self) -> Option<u64> {
         if self.member.is_empty() {
             None
-        } else if N == 1 {
-            Some(self.usage(0))
         } else {
             Some(self.node(1))
         }
@@ -107,9 +120,9 @@ impl<const N: usize> Throttle<N> {
 
     /// Checks the tree against the usages and `set`, the backlogged vGPUs.
     #[cfg(test)]
-    pub(crate) fn check(&self, set: &Bitmap) {
+    pub(crate) fn check(&self, set: &VgpuSet) {
         assert_eq!(&self.member, set);
-        for j in 1..N {
+        for j in 1..M {
             let l = 2 * j;
             assert_eq!(self.node(j), self.node(l).min(self.node(l + 1)), "node {j}");
         }
@@ -118,22 +131,21 @@ impl<const N: usize> Throttle<N> {
 
     /// Smallest usage among `set`, by scan (the reference of the tests).
     #[cfg(test)]
-    pub(crate) fn min_of(&self, set: &Bitmap) -> Option<u64> {
+    pub(crate) fn min_of(&self, set: &VgpuSet) -> Option<u64> {
         set.iter().map(|i| self.usage(i)).min()
     }
 
     /// Charges measured GPU time.
-    pub(crate) fn charge(&mut self, id: usize, gpu_ns: u64, w: u32) {
+    pub(crate) fn charge(&mut self, id: VgpuId, gpu_ns: u64, w: u32) {
         let u = self
             .usage(id)
             .saturating_add(mul_div_sat(gpu_ns, VSCALE, u64::from(w.max(1))));
-        // The scheduler charges only ids it validated (below N).
         self.set_usage(id, u);
     }
 
     /// `id` becomes backlogged while the others in the set are: the
     /// zero-usage guard. `id` joins the set.
-    pub(crate) fn activate(&mut self, id: usize) {
+    pub(crate) fn activate(&mut self, id: VgpuId) {
         // The minimum of the others: `id` is not in the set yet.
         self.set_member(id, false);
         if let Some(m) = self.min_backlogged() {

@@ -28,7 +28,6 @@
 //! a zero-CPU-time VM (`t = 0`), and its broken sort (a correct descending
 //! sort with an explicit tie-break replaces the printed loop).
 
-use super::bitmap::Bitmap;
 use super::fixed::{
     exp_q16,
     mul_div_round,
@@ -39,6 +38,12 @@ use super::fixed::{
 use super::vchannel::{
     Life,
     Vgpu, //
+};
+use super::{
+    VgpuArray,
+    VgpuId,
+    VgpuSet,
+    MAX_VGPUS, //
 };
 
 /// Cap on the pending count entering Eq. 2 (keeps the sums in 64 bits).
@@ -55,56 +60,46 @@ pub(crate) struct VmcgCfg {
     pub(crate) gm_total_mb: u64,
 }
 
-/// VMCG state for up to `N` vGPUs.
+/// VMCG state for the vGPUs of a GPU.
 #[derive(Clone, Copy)]
-pub(crate) struct Vmcg<const N: usize> {
-    order: [u16; N],
+pub(crate) struct Vmcg {
+    /// The round's order: its first `len` entries.
+    order: [VgpuId; MAX_VGPUS],
     len: usize,
     cursor: usize,
-    pub(crate) slice_ns: [u64; N],
-    pub(crate) credits: [u32; N],
-    cpu_mark: [u64; N],
-    bytes_mark: [u64; N],
-    mark_time: [u64; N],
-    pub(crate) cpu_rate_ppm: [u64; N],
-    pub(crate) bw_mbps: [u64; N],
-    exp_term: [u64; N],
-    term: [u64; N],
+    pub(crate) slice_ns: VgpuArray<u64>,
+    pub(crate) credits: VgpuArray<u32>,
+    cpu_mark: VgpuArray<u64>,
+    bytes_mark: VgpuArray<u64>,
+    mark_time: VgpuArray<u64>,
+    pub(crate) cpu_rate_ppm: VgpuArray<u64>,
+    pub(crate) bw_mbps: VgpuArray<u64>,
+    exp_term: VgpuArray<u64>,
+    term: VgpuArray<u64>,
     sum: u64,
-    has_credit: Bitmap,
+    has_credit: VgpuSet,
     pub(crate) rounds: u64,
     batch_left: u32,
     pub(crate) denied: bool,
 }
 
-fn get<T: Copy + Default>(a: &[T], i: usize) -> T {
-    a.get(i).copied().unwrap_or_default()
-}
-
-fn put<T>(a: &mut [T], i: usize, v: T) {
-    // Indices are validated ids or counts of them: below N.
-    if let Some(x) = a.get_mut(i) {
-        *x = v;
-    }
-}
-
-impl<const N: usize> Vmcg<N> {
+impl Vmcg {
     pub(crate) const fn new() -> Self {
         Self {
-            order: [0; N],
+            order: [VgpuId::FIRST; MAX_VGPUS],
             len: 0,
             cursor: 0,
-            slice_ns: [0; N],
-            credits: [0; N],
-            cpu_mark: [0; N],
-            bytes_mark: [0; N],
-            mark_time: [0; N],
-            cpu_rate_ppm: [0; N],
-            bw_mbps: [0; N],
-            exp_term: [Q16_ONE; N],
-            term: [0; N],
+            slice_ns: VgpuArray::filled(0),
+            credits: VgpuArray::filled(0),
+            cpu_mark: VgpuArray::filled(0),
+            bytes_mark: VgpuArray::filled(0),
+            mark_time: VgpuArray::filled(0),
+            cpu_rate_ppm: VgpuArray::filled(0),
+            bw_mbps: VgpuArray::filled(0),
+            exp_term: VgpuArray::filled(Q16_ONE),
+            term: VgpuArray::filled(0),
             sum: 0,
-            has_credit: Bitmap::EMPTY,
+            has_credit: VgpuSet::EMPTY,
             rounds: 0,
             batch_left: 0,
             denied: false,
@@ -121,72 +116,72 @@ impl<const N: usize> Vmcg<N> {
 
     /// Recomputes `n_i` of `id` after its pending count, weight or
     /// lifecycle changed. O(1).
-    pub(crate) fn refresh(&mut self, id: usize, v: &Vgpu) {
-        let new = Self::term_of(v, get(&self.exp_term, id));
-        let old = get(&self.term, id);
+    pub(crate) fn refresh(&mut self, id: VgpuId, v: &Vgpu) {
+        let new = Self::term_of(v, self.exp_term[id]);
+        let old = self.term[id];
         self.sum = self.sum.wrapping_sub(old).wrapping_add(new);
-        put(&mut self.term, id, new);
+        self.term[id] = new;
     }
 
     /// Eq. 2 (normalised) for `id`.
-    pub(crate) fn credit_for(&self, id: usize, pool: u32) -> u32 {
-        let t = get(&self.term, id);
+    pub(crate) fn credit_for(&self, id: VgpuId, pool: u32) -> u32 {
+        let t = self.term[id];
         let c = mul_div_round(u64::from(pool), t, self.sum).unwrap_or(0);
         c.clamp(1, u64::from(u32::MAX)) as u32
     }
 
-    fn set_credits(&mut self, id: usize, c: u32) {
-        put(&mut self.credits, id, c);
+    fn set_credits(&mut self, id: VgpuId, c: u32) {
+        self.credits[id] = c;
         self.has_credit.set(id, c > 0);
     }
 
-    fn refill(&mut self, id: usize, pool: u32) {
+    fn refill(&mut self, id: VgpuId, pool: u32) {
         let c = self.credit_for(id, pool);
         self.set_credits(id, c);
     }
 
     /// Whether no backlogged vGPU other than `id` holds credits.
-    fn spare(&self, id: usize, backlogged: &Bitmap) -> bool {
+    fn spare(&self, id: VgpuId, backlogged: &VgpuSet) -> bool {
         !self.has_credit.and(backlogged).any_except(id)
     }
 
     /// Samples CPU time and bytes of `id` since its last mark.
-    fn measure(&mut self, id: usize, v: &Vgpu, now: u64, cfg: &VmcgCfg) {
-        let dt = now.saturating_sub(get(&self.mark_time, id));
+    fn measure(&mut self, id: VgpuId, v: &Vgpu, now: u64, cfg: &VmcgCfg) {
+        let dt = now.saturating_sub(self.mark_time[id]);
         if dt > 0 {
-            let dcpu = v.cpu_ns.saturating_sub(get(&self.cpu_mark, id));
-            put(&mut self.cpu_rate_ppm, id, mul_div_sat(dcpu, PPM, dt));
+            let dcpu = v.cpu_ns.saturating_sub(self.cpu_mark[id]);
+            self.cpu_rate_ppm[id] = mul_div_sat(dcpu, PPM, dt);
             let bw = if v.bw_override_mbps > 0 {
                 u64::from(v.bw_override_mbps)
             } else {
                 // bytes per ns * 1000 = MB/s.
-                mul_div_sat(v.bytes.saturating_sub(get(&self.bytes_mark, id)), 1000, dt)
+                mul_div_sat(v.bytes.saturating_sub(self.bytes_mark[id]), 1000, dt)
             };
-            put(&mut self.bw_mbps, id, bw);
-            put(&mut self.cpu_mark, id, v.cpu_ns);
-            put(&mut self.bytes_mark, id, v.bytes);
-            put(&mut self.mark_time, id, now);
+            self.bw_mbps[id] = bw;
+            self.cpu_mark[id] = v.cpu_ns;
+            self.bytes_mark[id] = v.bytes;
+            self.mark_time[id] = now;
         } else if v.bw_override_mbps > 0 {
-            put(&mut self.bw_mbps, id, u64::from(v.bw_override_mbps));
+            self.bw_mbps[id] = u64::from(v.bw_override_mbps);
         }
-        let b = mul_div_sat(get(&self.bw_mbps, id), Q16_ONE, cfg.link_mbps).min(Q16_ONE);
+        let b = mul_div_sat(self.bw_mbps[id], Q16_ONE, cfg.link_mbps).min(Q16_ONE);
         let m = mul_div_sat(u64::from(v.gm_mb), Q16_ONE, cfg.gm_total_mb).min(Q16_ONE);
-        put(&mut self.exp_term, id, exp_q16(b.saturating_mul(m) >> 16));
+        self.exp_term[id] = exp_q16(b.saturating_mul(m) >> 16);
         self.refresh(id, v);
     }
 
     /// A vGPU starts: its measurement interval begins now.
-    pub(crate) fn start(&mut self, id: usize, v: &Vgpu, now: u64) {
-        put(&mut self.cpu_mark, id, v.cpu_ns);
-        put(&mut self.bytes_mark, id, v.bytes);
-        put(&mut self.mark_time, id, now);
-        put(&mut self.exp_term, id, Q16_ONE);
+    pub(crate) fn start(&mut self, id: VgpuId, v: &Vgpu, now: u64) {
+        self.cpu_mark[id] = v.cpu_ns;
+        self.bytes_mark[id] = v.bytes;
+        self.mark_time[id] = now;
+        self.exp_term[id] = Q16_ONE;
         self.set_credits(id, 0);
         self.refresh(id, v);
     }
 
     /// A vGPU stops: it leaves the denominator of Eq. 2.
-    pub(crate) fn stop(&mut self, id: usize, v: &Vgpu) {
+    pub(crate) fn stop(&mut self, id: VgpuId, v: &Vgpu) {
         self.set_credits(id, 0);
         self.refresh(id, v);
     }
@@ -196,55 +191,64 @@ impl<const N: usize> Vmcg<N> {
     pub(crate) fn new_round(
         &mut self,
         now: u64,
-        v: &[Vgpu; N],
-        backlogged: &Bitmap,
+        v: &VgpuArray<Vgpu>,
+        backlogged: &VgpuSet,
         cfg: &VmcgCfg,
     ) {
         let mut dmax: u64 = 0;
         let mut len = 0usize;
-        for id in backlogged.iter() {
-            let Some(g) = v.get(id) else { continue };
-            self.measure(id, g, now, cfg);
-            let d = get(&self.cpu_rate_ppm, id).saturating_mul(u64::from(g.weight));
-            dmax = dmax.max(d);
-            put(&mut self.order, len, id as u16);
+        for (slot, id) in self.order.iter_mut().zip(backlogged.iter()) {
+            *slot = id;
             len = len.saturating_add(1);
+        }
+        for id in backlogged.iter() {
+            let g = &v[id];
+            self.measure(id, g, now, cfg);
+            let d = self.cpu_rate_ppm[id].saturating_mul(u64::from(g.weight));
+            dmax = dmax.max(d);
         }
         let wmax = backlogged
             .iter()
-            .filter_map(|id| v.get(id))
-            .map(|g| u64::from(g.weight))
+            .map(|id| u64::from(v[id].weight))
             .max()
             .unwrap_or(1);
         for id in backlogged.iter() {
-            let w = v.get(id).map_or(1, |g| u64::from(g.weight));
-            let d = get(&self.cpu_rate_ppm, id).saturating_mul(w);
+            let w = u64::from(v[id].weight);
+            let d = self.cpu_rate_ppm[id].saturating_mul(w);
             let t = if dmax == 0 {
                 // No CPU information at all: slices from the weights alone.
                 mul_div_sat(cfg.ceiling_ns, w, wmax).max(cfg.min_slice_ns)
             } else {
                 mul_div_sat(cfg.ceiling_ns, d, dmax).max(cfg.min_slice_ns)
             };
-            put(&mut self.slice_ns, id, t.min(cfg.ceiling_ns));
+            self.slice_ns[id] = t.min(cfg.ceiling_ns);
         }
         let slices = &self.slice_ns;
-        // One entry per backlogged id: `len <= N`.
-        if let Some(o) = self.order.get_mut(..len) {
-            o.sort_unstable_by(|&a, &b| {
-                get(slices, b as usize)
-                    .cmp(&get(slices, a as usize))
-                    .then(a.cmp(&b))
-            });
-        }
+        let round = self.order.get_mut(..len).unwrap_or_default();
+        round.sort_unstable_by(|&a, &b| slices[b].cmp(&slices[a]).then(a.cmp(&b)));
         self.len = len;
         self.cursor = 0;
         self.rounds = self.rounds.wrapping_add(1);
-        for k in 0..len {
-            let id = get(&self.order, k) as usize;
-            if get(&self.credits, id) == 0 {
+        for id in self.round() {
+            if self.credits[id] == 0 {
                 self.refill(id, cfg.pool);
             }
         }
+    }
+
+    /// The round's order (its first `len` entries: one per vGPU
+    /// backlogged when it began, at most `MAX_VGPUS`).
+    fn round(&self) -> impl Iterator<Item = VgpuId> {
+        let order = self.order;
+        order.into_iter().take(self.len)
+    }
+
+    /// The vGPU at the round's cursor, if the round has one left.
+    fn at_cursor(&self) -> Option<VgpuId> {
+        self.order
+            .get(self.cursor)
+            .copied()
+            .filter(|_| self.cursor < self.len)
     }
 
     /// Next vGPU in round order with work and credits (starting a new round
@@ -252,20 +256,19 @@ impl<const N: usize> Vmcg<N> {
     pub(crate) fn pick(
         &mut self,
         now: u64,
-        v: &[Vgpu; N],
-        backlogged: &Bitmap,
+        v: &VgpuArray<Vgpu>,
+        backlogged: &VgpuSet,
         cfg: &VmcgCfg,
-        eligible: &dyn Fn(usize) -> bool,
-    ) -> Option<usize> {
+        eligible: &dyn Fn(VgpuId) -> bool,
+    ) -> Option<VgpuId> {
         let mut fresh = false;
         loop {
-            while self.cursor < self.len {
-                let id = get(&self.order, self.cursor) as usize;
+            while let Some(id) = self.at_cursor() {
                 self.cursor = self.cursor.saturating_add(1);
-                if !backlogged.get(id) || !eligible(id) {
+                if !backlogged.contains(id) || !eligible(id) {
                     continue;
                 }
-                if get(&self.credits, id) == 0 {
+                if self.credits[id] == 0 {
                     if !self.spare(id, backlogged) {
                         continue;
                     }
@@ -288,8 +291,8 @@ impl<const N: usize> Vmcg<N> {
     }
 
     /// Whether `id` may dispatch one more workload in its turn.
-    pub(crate) fn can_dispatch(&mut self, id: usize, backlogged: &Bitmap) -> bool {
-        let ok = self.batch_left > 0 || get(&self.credits, id) > 0 || self.spare(id, backlogged);
+    pub(crate) fn can_dispatch(&mut self, id: VgpuId, backlogged: &VgpuSet) -> bool {
+        let ok = self.batch_left > 0 || self.credits[id] > 0 || self.spare(id, backlogged);
         if !ok {
             self.denied = true;
         }
@@ -297,13 +300,13 @@ impl<const N: usize> Vmcg<N> {
     }
 
     /// `id` dispatched a workload: a new batch costs one credit.
-    pub(crate) fn dispatched(&mut self, id: usize, cfg: &VmcgCfg) {
+    pub(crate) fn dispatched(&mut self, id: VgpuId, cfg: &VmcgCfg) {
         if self.batch_left == 0 {
-            if get(&self.credits, id) == 0 {
+            if self.credits[id] == 0 {
                 // Early exhaustion with spare GPU (or a racing dispatch).
                 self.refill(id, cfg.pool);
             }
-            let c = get(&self.credits, id).saturating_sub(1);
+            let c = self.credits[id].saturating_sub(1);
             self.set_credits(id, c);
             self.batch_left = cfg.batch;
         }
@@ -311,9 +314,9 @@ impl<const N: usize> Vmcg<N> {
     }
 
     /// Forgets the round (policy or tunable change); credits restart empty.
-    pub(crate) fn reset(&mut self, v: &[Vgpu; N], now: u64) {
+    pub(crate) fn reset(&mut self, v: &VgpuArray<Vgpu>, now: u64) {
         *self = const { Self::new() };
-        for (id, g) in v.iter().enumerate() {
+        for (id, g) in v.iter() {
             if g.life == Life::Started {
                 self.start(id, g, now);
             }

@@ -5,7 +5,7 @@
 //!
 //! It is what Linux's EEVDF keeps in its augmented rbtree (the
 //! `min_deadline` of each subtree, and `avg_vruntime`'s sums), without
-//! allocation: node `i` is vGPU `i`, and the links are `u16` ids. Each
+//! allocation: node `i` is vGPU `i`, and the links are vGPU ids. Each
 //! subtree keeps
 //!
 //! * its leftmost id: the smallest tag, `sfq`'s choice, in O(1);
@@ -29,7 +29,7 @@
 //! time.
 //!
 //! Insert, remove and update are O(log n) (an update is a removal and an
-//! insertion); the height is at most 1.44 log2(n + 2), 12 for 256 vGPUs,
+//! insertion); the height is at most 1.44 log2(n + 2), 8 for 64 vGPUs,
 //! which bounds the recursion.
 //!
 //! # Invariants
@@ -42,16 +42,15 @@
 //!   its subtree: AVL height (a leaf is 1), leftmost id, best id in
 //!   deadline order, sum of `w`, and sum of `w * rel(key)`.
 
-use super::{
-    bitmap::Bitmap,
-    fixed::{
-        mul_wide,
-        vdiff, //
-    },
+use super::fixed::{
+    mul_wide,
+    vdiff, //
 };
-
-/// No id: an empty link.
-const NONE: u16 = u16::MAX;
+use super::{
+    VgpuArray,
+    VgpuId,
+    VgpuSet, //
+};
 
 /// Offset of a tag relative to the base: `rel(k) = vdiff(k, base) + OFFSET`
 /// is positive for every member.
@@ -106,62 +105,55 @@ impl Wide {
     }
 }
 
-/// The fair queue: ids `0..N` ordered by tag, augmented for `eevdf`.
+/// A link of the tree: a member, or no node.
+type Link = Option<VgpuId>;
+
+/// The fair queue: vGPU ids ordered by tag, augmented for `eevdf`.
 #[derive(Clone, Copy)]
-pub(crate) struct TagTree<const N: usize> {
-    left: [u16; N],
-    right: [u16; N],
-    height: [u8; N],
+pub(crate) struct TagTree {
+    left: VgpuArray<Link>,
+    right: VgpuArray<Link>,
+    height: VgpuArray<u8>,
     /// Start tag of each member.
-    key: [u64; N],
+    key: VgpuArray<u64>,
     /// Virtual deadline of each member.
-    dl: [u64; N],
+    dl: VgpuArray<u64>,
     /// Weight of each member (at least 1).
-    w: [u32; N],
+    w: VgpuArray<u32>,
     /// `w * rel(key)` of each member.
-    own: [Wide; N],
+    own: VgpuArray<Wide>,
     /// Leftmost id of each member's subtree.
-    first: [u16; N],
+    first: VgpuArray<VgpuId>,
     /// Best id of each member's subtree in deadline order.
-    best: [u16; N],
+    best: VgpuArray<VgpuId>,
     /// Sum of the weights in each member's subtree.
-    sw: [u64; N],
+    sw: VgpuArray<u64>,
     /// Sum of `w * rel(key)` in each member's subtree.
-    swu: [Wide; N],
-    member: Bitmap,
-    root: u16,
+    swu: VgpuArray<Wide>,
+    member: VgpuSet,
+    root: Link,
     len: usize,
     /// The tag the weighted sums are relative to.
     base: u64,
 }
 
-fn at<T: Copy>(a: &[T], i: u16, none: T) -> T {
-    a.get(usize::from(i)).copied().unwrap_or(none)
-}
-
-fn put<T>(a: &mut [T], i: u16, v: T) {
-    if let Some(x) = a.get_mut(usize::from(i)) {
-        *x = v;
-    }
-}
-
-impl<const N: usize> TagTree<N> {
+impl TagTree {
     /// An empty tree.
     pub(crate) const fn new() -> Self {
         Self {
-            left: [NONE; N],
-            right: [NONE; N],
-            height: [0; N],
-            key: [0; N],
-            dl: [0; N],
-            w: [1; N],
-            own: [Wide::ZERO; N],
-            first: [NONE; N],
-            best: [NONE; N],
-            sw: [0; N],
-            swu: [Wide::ZERO; N],
-            member: Bitmap::EMPTY,
-            root: NONE,
+            left: VgpuArray::filled(None),
+            right: VgpuArray::filled(None),
+            height: VgpuArray::filled(0),
+            key: VgpuArray::filled(0),
+            dl: VgpuArray::filled(0),
+            w: VgpuArray::filled(1),
+            own: VgpuArray::filled(Wide::ZERO),
+            first: VgpuArray::filled(VgpuId::FIRST),
+            best: VgpuArray::filled(VgpuId::FIRST),
+            sw: VgpuArray::filled(0),
+            swu: VgpuArray::filled(Wide::ZERO),
+            member: VgpuSet::EMPTY,
+            root: None,
             len: 0,
             base: 0,
         }
@@ -174,36 +166,33 @@ impl<const N: usize> TagTree<N> {
     }
 
     /// Whether `id` is a member.
-    pub(crate) fn contains(&self, id: usize) -> bool {
-        id < N && self.member.get(id)
+    pub(crate) fn contains(&self, id: VgpuId) -> bool {
+        self.member.contains(id)
     }
 
     /// Tag of `id` (meaningful only while it is a member).
-    pub(crate) fn key(&self, id: usize) -> u64 {
-        self.key.get(id).copied().unwrap_or(0)
+    pub(crate) fn key(&self, id: VgpuId) -> u64 {
+        self.key[id]
     }
 
     /// Weight of member `id`.
-    pub(crate) fn weight(&self, id: usize) -> u32 {
-        self.w.get(id).copied().unwrap_or(1)
+    pub(crate) fn weight(&self, id: VgpuId) -> u32 {
+        self.w[id]
     }
 
     /// Sum of the members' weights.
     pub(crate) fn total_weight(&self) -> u64 {
-        at(&self.sw, self.root, 0)
+        self.sw_of(self.root)
     }
 
     /// The member with the smallest tag (ties: lower id). O(1).
-    pub(crate) fn min(&self) -> Option<usize> {
-        match at(&self.first, self.root, NONE) {
-            NONE => None,
-            i => Some(usize::from(i)),
-        }
+    pub(crate) fn min(&self) -> Option<VgpuId> {
+        self.root.map(|r| self.first[r])
     }
 
     /// Members in id order (for the linear fallbacks).
-    pub(crate) fn ids(&self) -> impl Iterator<Item = usize> + '_ {
-        self.member.iter().filter(|&i| i < N)
+    pub(crate) fn ids(&self) -> impl Iterator<Item = VgpuId> {
+        self.member.iter()
     }
 
     /// Removes every member.
@@ -212,14 +201,8 @@ impl<const N: usize> TagTree<N> {
     }
 
     /// Inserts `id` with tag `key`, deadline `dl` and weight `w`, or
-    /// updates them if it is a member. Ids `>= N` are ignored.
-    pub(crate) fn upsert(&mut self, id: usize, key: u64, dl: u64, w: u32) {
-        let Ok(i) = u16::try_from(id) else {
-            return;
-        };
-        if id >= N || i == NONE {
-            return;
-        }
+    /// updates them if it is a member.
+    pub(crate) fn upsert(&mut self, id: VgpuId, key: u64, dl: u64, w: u32) {
         if self.contains(id) {
             self.remove(id);
         }
@@ -232,47 +215,38 @@ impl<const N: usize> TagTree<N> {
             // are, as for the wrapping order): it becomes the base.
             self.base = key;
             for m in self.member.iter() {
-                let o = self.wu_of(m);
-                if let Some(x) = self.own.get_mut(m) {
-                    *x = o;
-                }
+                self.own[m] = self.wu_of(m);
             }
         }
-        put(&mut self.key, i, key);
-        put(&mut self.dl, i, dl);
-        put(&mut self.w, i, w.max(1));
-        let own = self.wu_of(id);
-        put(&mut self.own, i, own);
-        put(&mut self.left, i, NONE);
-        put(&mut self.right, i, NONE);
+        self.key[id] = key;
+        self.dl[id] = dl;
+        self.w[id] = w.max(1);
+        self.own[id] = self.wu_of(id);
+        self.left[id] = None;
+        self.right[id] = None;
         self.member.set(id, true);
         self.len = self.len.saturating_add(1);
-        self.root = self.insert_at(self.root, i);
+        self.root = Some(self.insert_at(self.root, id));
         if far {
             self.repull(self.root);
         }
     }
 
     /// Removes `id` if it is a member.
-    pub(crate) fn remove(&mut self, id: usize) {
+    pub(crate) fn remove(&mut self, id: VgpuId) {
         if !self.contains(id) {
             return;
         }
-        let Ok(i) = u16::try_from(id) else {
-            return;
-        };
-        self.root = self.remove_at(self.root, i);
+        self.root = self.remove_at(self.root, id);
         self.member.set(id, false);
         self.len = self.len.saturating_sub(1);
     }
 
     /// Recomputes every member's deadline with `f(id, key)` (the slice the
     /// deadlines are computed for changed). O(n).
-    pub(crate) fn set_deadlines(&mut self, f: &dyn Fn(usize, u64) -> u64) {
+    pub(crate) fn set_deadlines(&mut self, f: &dyn Fn(VgpuId, u64) -> u64) {
         for id in self.member.iter() {
-            if let Some(d) = self.dl.get_mut(id) {
-                *d = f(id, self.key.get(id).copied().unwrap_or(0));
-            }
+            self.dl[id] = f(id, self.key[id]);
         }
         self.repull(self.root);
     }
@@ -293,16 +267,17 @@ impl<const N: usize> TagTree<N> {
         let rv = self.rel(v)?;
         let mut w: u64 = 0;
         let mut wu = Wide::ZERO;
-        let mut n = self.root;
-        while n != NONE {
-            if vdiff(at(&self.key, n, 0), v) > 0 {
-                let r = at(&self.right, n, NONE);
-                let own = u64::from(at(&self.w, n, 1));
-                w = w.saturating_add(own).saturating_add(at(&self.sw, r, 0));
-                wu = wu.add(self.own_wu(n)).add(at(&self.swu, r, Wide::ZERO));
-                n = at(&self.left, n, NONE);
+        let mut link = self.root;
+        while let Some(n) = link {
+            if vdiff(self.key[n], v) > 0 {
+                let r = self.right[n];
+                w = w
+                    .saturating_add(u64::from(self.w[n]))
+                    .saturating_add(self.sw_of(r));
+                wu = wu.add(self.own[n]).add(self.swu_of(r));
+                link = self.left[n];
             } else {
-                n = at(&self.right, n, NONE);
+                link = self.right[n];
             }
         }
         Some(wu.sub(Wide::mul(rv, w)))
@@ -311,41 +286,53 @@ impl<const N: usize> TagTree<N> {
     /// `eevdf`'s choice among the members whose tag is no later than
     /// `avg` (the eligible ones): the earliest deadline, then the smaller
     /// tag, then the lower id. `None` if none is eligible. O(log n).
-    pub(crate) fn pick_eligible(&self, avg: u64) -> Option<usize> {
-        let mut best = NONE;
-        let mut n = self.root;
-        while n != NONE {
-            if vdiff(at(&self.key, n, 0), avg) <= 0 {
+    pub(crate) fn pick_eligible(&self, avg: u64) -> Option<VgpuId> {
+        let mut best = None;
+        let mut link = self.root;
+        while let Some(n) = link {
+            if vdiff(self.key[n], avg) <= 0 {
                 // `n` and its whole left subtree are eligible.
-                best = self.better(best, n);
-                best = self.better(best, at(&self.best, at(&self.left, n, NONE), NONE));
-                n = at(&self.right, n, NONE);
+                best = self.better(best, Some(n));
+                best = self.better(best, self.left[n].map(|l| self.best[l]));
+                link = self.right[n];
             } else {
-                n = at(&self.left, n, NONE);
+                link = self.left[n];
             }
         }
-        (best != NONE).then_some(usize::from(best))
+        best
     }
 
     // ---- internals ------------------------------------------------------
 
+    /// Sum of the weights of the subtree at `n` (0: no node).
+    fn sw_of(&self, n: Link) -> u64 {
+        n.map_or(0, |n| self.sw[n])
+    }
+
+    /// Sum of `w * rel(key)` of the subtree at `n` (0: no node).
+    fn swu_of(&self, n: Link) -> Wide {
+        n.map_or(Wide::ZERO, |n| self.swu[n])
+    }
+
+    /// Height of the subtree at `n` (0: no node).
+    fn h(&self, n: Link) -> u8 {
+        n.map_or(0, |n| self.height[n])
+    }
+
     /// Whether `a` comes before `b` in tag order.
-    fn less(&self, a: u16, b: u16) -> bool {
-        let d = vdiff(at(&self.key, a, 0), at(&self.key, b, 0));
+    fn less(&self, a: VgpuId, b: VgpuId) -> bool {
+        let d = vdiff(self.key[a], self.key[b]);
         d < 0 || (d == 0 && a < b)
     }
 
-    /// The better of two ids in deadline order (`NONE` loses).
-    fn better(&self, a: u16, b: u16) -> u16 {
-        if a == NONE {
-            return b;
-        }
-        if b == NONE {
-            return a;
-        }
-        let dd = vdiff(at(&self.dl, b, 0), at(&self.dl, a, 0));
-        let dk = vdiff(at(&self.key, b, 0), at(&self.key, a, 0));
-        if dd < 0 || (dd == 0 && (dk < 0 || (dk == 0 && b < a))) {
+    /// The better of two ids in deadline order (no node loses).
+    fn better(&self, a: Link, b: Link) -> Link {
+        let (Some(x), Some(y)) = (a, b) else {
+            return a.or(b);
+        };
+        let dd = vdiff(self.dl[y], self.dl[x]);
+        let dk = vdiff(self.key[y], self.key[x]);
+        if dd < 0 || (dd == 0 && (dk < 0 || (dk == 0 && y < x))) {
             b
         } else {
             a
@@ -353,197 +340,179 @@ impl<const N: usize> TagTree<N> {
     }
 
     /// `w * rel(key)` of `id` from its key and weight.
-    fn wu_of(&self, id: usize) -> Wide {
-        let k = self.key.get(id).copied().unwrap_or(0);
+    fn wu_of(&self, id: VgpuId) -> Wide {
         // Members are within OFFSET of the base (invariant).
-        let r = self.rel(k).unwrap_or(OFFSET);
-        Wide::mul(r, u64::from(self.w.get(id).copied().unwrap_or(1)))
-    }
-
-    fn own_wu(&self, n: u16) -> Wide {
-        at(&self.own, n, Wide::ZERO)
-    }
-
-    fn h(&self, n: u16) -> u8 {
-        at(&self.height, n, 0)
+        let r = self.rel(self.key[id]).unwrap_or(OFFSET);
+        Wide::mul(r, u64::from(self.w[id]))
     }
 
     /// Recomputes the aggregates of `n` from its children's.
-    fn pull(&mut self, n: u16) {
-        let (l, r) = (at(&self.left, n, NONE), at(&self.right, n, NONE));
-        let height = self.h(l).max(self.h(r)).saturating_add(1);
-        put(&mut self.height, n, height);
-        let first = if l == NONE { n } else { at(&self.first, l, n) };
-        put(&mut self.first, n, first);
-        let b = self.better(n, at(&self.best, l, NONE));
-        let b = self.better(b, at(&self.best, r, NONE));
-        put(&mut self.best, n, b);
-        let sw = u64::from(at(&self.w, n, 1))
-            .saturating_add(at(&self.sw, l, 0))
-            .saturating_add(at(&self.sw, r, 0));
-        put(&mut self.sw, n, sw);
-        let swu =
-            self.own_wu(n)
-                .add(at(&self.swu, l, Wide::ZERO))
-                .add(at(&self.swu, r, Wide::ZERO));
-        put(&mut self.swu, n, swu);
+    fn pull(&mut self, n: VgpuId) {
+        let (l, r) = (self.left[n], self.right[n]);
+        self.height[n] = self.h(l).max(self.h(r)).saturating_add(1);
+        self.first[n] = l.map_or(n, |l| self.first[l]);
+        let b = self.better(Some(n), l.map(|l| self.best[l]));
+        let b = self.better(b, r.map(|r| self.best[r]));
+        self.best[n] = b.unwrap_or(n);
+        self.sw[n] = u64::from(self.w[n])
+            .saturating_add(self.sw_of(l))
+            .saturating_add(self.sw_of(r));
+        self.swu[n] = self.own[n].add(self.swu_of(l)).add(self.swu_of(r));
     }
 
     /// Recomputes the aggregates of the whole subtree at `n`.
-    fn repull(&mut self, n: u16) {
-        if n == NONE {
+    fn repull(&mut self, n: Link) {
+        let Some(n) = n else {
             return;
-        }
-        self.repull(at(&self.left, n, NONE));
-        self.repull(at(&self.right, n, NONE));
+        };
+        self.repull(self.left[n]);
+        self.repull(self.right[n]);
         self.pull(n);
     }
 
-    fn rotate_right(&mut self, n: u16) -> u16 {
-        let l = at(&self.left, n, NONE);
-        put(&mut self.left, n, at(&self.right, l, NONE));
-        put(&mut self.right, l, n);
+    /// Rotates the subtree at `n` right around its left child `l`.
+    fn rotate_right(&mut self, n: VgpuId, l: VgpuId) -> VgpuId {
+        self.left[n] = self.right[l];
+        self.right[l] = Some(n);
         self.pull(n);
         self.pull(l);
         l
     }
 
-    fn rotate_left(&mut self, n: u16) -> u16 {
-        let r = at(&self.right, n, NONE);
-        put(&mut self.right, n, at(&self.left, r, NONE));
-        put(&mut self.left, r, n);
+    /// Rotates the subtree at `n` left around its right child `r`.
+    fn rotate_left(&mut self, n: VgpuId, r: VgpuId) -> VgpuId {
+        self.right[n] = self.left[r];
+        self.left[r] = Some(n);
         self.pull(n);
         self.pull(r);
         r
     }
 
     /// Pulls `n` and restores the AVL balance there; returns the subtree's
-    /// new root.
-    fn balance(&mut self, n: u16) -> u16 {
+    /// new root. A side two levels taller has a child: the rotations'
+    /// pivots exist.
+    fn balance(&mut self, n: VgpuId) -> VgpuId {
         self.pull(n);
-        let (l, r) = (at(&self.left, n, NONE), at(&self.right, n, NONE));
-        let (hl, hr) = (self.h(l), self.h(r));
+        let (hl, hr) = (self.h(self.left[n]), self.h(self.right[n]));
         if hl > hr.saturating_add(1) {
-            if self.h(at(&self.left, l, NONE)) < self.h(at(&self.right, l, NONE)) {
-                let nl = self.rotate_left(l);
-                put(&mut self.left, n, nl);
+            if let Some(mut l) = self.left[n] {
+                if self.h(self.left[l]) < self.h(self.right[l]) {
+                    if let Some(lr) = self.right[l] {
+                        l = self.rotate_left(l, lr);
+                        self.left[n] = Some(l);
+                    }
+                }
+                return self.rotate_right(n, l);
             }
-            self.rotate_right(n)
         } else if hr > hl.saturating_add(1) {
-            if self.h(at(&self.right, r, NONE)) < self.h(at(&self.left, r, NONE)) {
-                let nr = self.rotate_right(r);
-                put(&mut self.right, n, nr);
+            if let Some(mut r) = self.right[n] {
+                if self.h(self.right[r]) < self.h(self.left[r]) {
+                    if let Some(rl) = self.left[r] {
+                        r = self.rotate_right(r, rl);
+                        self.right[n] = Some(r);
+                    }
+                }
+                return self.rotate_left(n, r);
             }
-            self.rotate_left(n)
-        } else {
-            n
         }
+        n
     }
 
-    fn insert_at(&mut self, n: u16, i: u16) -> u16 {
-        if n == NONE {
+    fn insert_at(&mut self, n: Link, i: VgpuId) -> VgpuId {
+        let Some(n) = n else {
             self.pull(i);
             return i;
-        }
+        };
         if self.less(i, n) {
-            let l = self.insert_at(at(&self.left, n, NONE), i);
-            put(&mut self.left, n, l);
+            self.left[n] = Some(self.insert_at(self.left[n], i));
         } else {
-            let r = self.insert_at(at(&self.right, n, NONE), i);
-            put(&mut self.right, n, r);
+            self.right[n] = Some(self.insert_at(self.right[n], i));
         }
         self.balance(n)
     }
 
     /// Removes the leftmost id of the subtree at `n` (`first`, known to
     /// the caller); returns the subtree's new root.
-    fn remove_first(&mut self, n: u16) -> u16 {
-        let l = at(&self.left, n, NONE);
-        if l == NONE {
-            return at(&self.right, n, NONE);
-        }
-        let nl = self.remove_first(l);
-        put(&mut self.left, n, nl);
-        self.balance(n)
+    fn remove_first(&mut self, n: VgpuId) -> Link {
+        let Some(l) = self.left[n] else {
+            return self.right[n];
+        };
+        self.left[n] = self.remove_first(l);
+        Some(self.balance(n))
     }
 
-    fn remove_at(&mut self, n: u16, i: u16) -> u16 {
-        if n == NONE {
-            return NONE;
-        }
+    fn remove_at(&mut self, n: Link, i: VgpuId) -> Link {
+        let n = n?;
         if n == i {
-            let (l, r) = (at(&self.left, n, NONE), at(&self.right, n, NONE));
-            if l == NONE {
-                return r;
-            }
-            if r == NONE {
+            let (l, r) = (self.left[n], self.right[n]);
+            let Some(r) = r else {
                 return l;
+            };
+            if l.is_none() {
+                return Some(r);
             }
-            let m = at(&self.first, r, NONE);
-            let nr = self.remove_first(r);
-            put(&mut self.left, m, l);
-            put(&mut self.right, m, nr);
-            return self.balance(m);
+            let m = self.first[r];
+            self.right[m] = self.remove_first(r);
+            self.left[m] = l;
+            return Some(self.balance(m));
         }
         if self.less(i, n) {
-            let l = self.remove_at(at(&self.left, n, NONE), i);
-            put(&mut self.left, n, l);
+            self.left[n] = self.remove_at(self.left[n], i);
         } else {
-            let r = self.remove_at(at(&self.right, n, NONE), i);
-            put(&mut self.right, n, r);
+            self.right[n] = self.remove_at(self.right[n], i);
         }
-        self.balance(n)
+        Some(self.balance(n))
     }
 
     /// Deadline of member `id`.
     #[cfg(test)]
-    pub(crate) fn deadline(&self, id: usize) -> u64 {
-        self.dl.get(id).copied().unwrap_or(0)
+    pub(crate) fn deadline(&self, id: VgpuId) -> u64 {
+        self.dl[id]
     }
 
     /// Checks every invariant; the depth of the tree.
     #[cfg(test)]
     pub(crate) fn check(&self) -> usize {
-        fn walk<const N: usize>(t: &TagTree<N>, n: u16, count: &mut usize) -> (u8, u64, Wide) {
-            if n == NONE {
+        fn walk(t: &TagTree, n: Link, count: &mut usize) -> (u8, u64, Wide) {
+            let Some(n) = n else {
                 return (0, 0, Wide::ZERO);
-            }
+            };
             *count += 1;
-            assert!(t.member.get(usize::from(n)));
-            let (l, r) = (at(&t.left, n, NONE), at(&t.right, n, NONE));
-            if l != NONE {
+            assert!(t.member.contains(n));
+            let (l, r) = (t.left[n], t.right[n]);
+            if let Some(l) = l {
                 assert!(t.less(l, n));
             }
-            if r != NONE {
+            if let Some(r) = r {
                 assert!(t.less(n, r));
             }
-            assert!(vdiff(at(&t.key, n, 0), t.base).unsigned_abs() < OFFSET);
-            assert_eq!(t.own_wu(n), t.wu_of(usize::from(n)));
+            assert!(vdiff(t.key[n], t.base).unsigned_abs() < OFFSET);
+            assert_eq!(t.own[n], t.wu_of(n));
             let (hl, wl, ul) = walk(t, l, count);
             let (hr, wr, ur) = walk(t, r, count);
             assert!(hl.abs_diff(hr) <= 1, "unbalanced at {n}");
-            assert_eq!(t.h(n), hl.max(hr) + 1);
-            let w = wl + wr + u64::from(at(&t.w, n, 1));
-            let u = ul.add(ur).add(t.own_wu(n));
-            assert_eq!(at(&t.sw, n, 0), w);
-            assert_eq!(at(&t.swu, n, Wide::ZERO), u);
+            assert_eq!(t.height[n], hl.max(hr) + 1);
+            let w = wl + wr + u64::from(t.w[n]);
+            let u = ul.add(ur).add(t.own[n]);
+            assert_eq!(t.sw[n], w);
+            assert_eq!(t.swu[n], u);
             // `first` and `best` by brute force over the subtree.
-            let mut ids = [NONE; 512];
-            let mut k = 0;
-            fn collect<const N: usize>(t: &TagTree<N>, n: u16, ids: &mut [u16], k: &mut usize) {
-                if n == NONE {
+            fn collect(t: &TagTree, n: Link, ids: &mut [VgpuId], k: &mut usize) {
+                let Some(n) = n else {
                     return;
-                }
-                collect(t, at(&t.left, n, NONE), ids, k);
+                };
+                collect(t, t.left[n], ids, k);
                 ids[*k] = n;
                 *k += 1;
-                collect(t, at(&t.right, n, NONE), ids, k);
+                collect(t, t.right[n], ids, k);
             }
-            collect(t, n, &mut ids, &mut k);
-            assert_eq!(at(&t.first, n, NONE), ids[0]);
-            let b = ids[..k].iter().fold(NONE, |b, &i| t.better(b, i));
-            assert_eq!(at(&t.best, n, NONE), b);
-            (t.h(n), w, u)
+            let mut ids = [VgpuId::FIRST; crate::MAX_VGPUS];
+            let mut k = 0;
+            collect(t, Some(n), &mut ids, &mut k);
+            assert_eq!(t.first[n], ids[0]);
+            let b = ids[..k].iter().fold(None, |b, &i| t.better(b, Some(i)));
+            assert_eq!(Some(t.best[n]), b);
+            (t.height[n], w, u)
         }
         let mut count = 0;
         let (h, _, _) = walk(self, self.root, &mut count);
@@ -573,7 +542,7 @@ mod tests {
     #[test]
     fn matches_a_scan() {
         for seed in 0..6u64 {
-            let mut t = TagTree::<64>::new();
+            let mut t = TagTree::new();
             let mut m: [Option<(u64, u64, u32)>; 64] = [None; 64];
             let mut r = Rng::new(seed);
             let n = [3, 17, 64, 64, 40, 9][seed as usize];
@@ -589,22 +558,23 @@ mod tests {
                     origin = origin.wrapping_add(REBASE / 4 * 3);
                     for (id, e) in m.iter_mut().enumerate() {
                         if e.is_some_and(|e| vdiff(origin, e.0) > (REBASE / 10 * 16) as i64) {
-                            t.remove(id);
+                            t.remove(VgpuId::new(id).unwrap());
                             *e = None;
                         }
                     }
                 }
                 let x = r.next_u64();
-                let id = (x % n) as usize;
+                let i = (x % n) as usize;
+                let id = VgpuId::new(i).unwrap();
                 if x & 0x300 == 0 {
                     t.remove(id);
-                    m[id] = None;
+                    m[i] = None;
                 } else {
                     let k = origin.wrapping_add((x >> 20) % 5000);
                     let d = k.wrapping_add((x >> 40) % 3000);
                     let w = 1 + ((x >> 12) % 16) as u32;
                     t.upsert(id, k, d, w);
-                    m[id] = Some((k, d, w));
+                    m[i] = Some((k, d, w));
                 }
                 let depth = t.check();
                 // The tallest AVL tree of 64 nodes has height 8.
@@ -613,7 +583,11 @@ mod tests {
                     rebased += 1;
                 }
                 base = t.base;
-                let live = || m.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e)));
+                let live = || {
+                    m.iter()
+                        .enumerate()
+                        .filter_map(|(i, e)| e.map(|e| (VgpuId::new(i).unwrap(), e)))
+                };
                 let min = live()
                     .min_by(|a, b| vdiff(a.1 .0, b.1 .0).cmp(&0).then(a.0.cmp(&b.0)))
                     .map(|e| e.0);

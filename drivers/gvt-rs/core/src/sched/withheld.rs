@@ -27,10 +27,12 @@
 //! can say exactly which vGPU the GPU was held for.
 
 /// A stretch that closed: the vGPU it was held for and its withheld time.
+use super::VgpuId;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Closed {
     /// The vGPU whose turn the GPU was held for (`None`: the idle vGPU).
-    pub(crate) holder: Option<usize>,
+    pub(crate) holder: Option<VgpuId>,
     /// Withheld time of the stretch, ns.
     pub(crate) ns: u64,
 }
@@ -43,7 +45,7 @@ pub(crate) struct Withheld {
     /// Deadline of the decision that opened it.
     until: u64,
     /// The vGPU the open stretch is held for.
-    holder: Option<usize>,
+    holder: Option<VgpuId>,
     /// Closed stretches, ns.
     total_ns: u64,
     /// Closed stretches past their deadlines, ns.
@@ -68,7 +70,7 @@ impl Withheld {
     pub(crate) fn update(
         &mut self,
         now: u64,
-        next: Option<(u64, Option<usize>)>,
+        next: Option<(u64, Option<VgpuId>)>,
     ) -> Option<Closed> {
         let closed = self.since.map(|_| Closed {
             holder: self.holder,
@@ -95,7 +97,7 @@ impl Withheld {
 
     /// Withheld time of the open stretch up to `now` if it is held for
     /// `id`, ns.
-    pub(crate) fn open_for(&self, id: usize, now: u64) -> u64 {
+    pub(crate) fn open_for(&self, id: VgpuId, now: u64) -> u64 {
         if self.holder == Some(id) {
             self.open_ns(now)
         } else {

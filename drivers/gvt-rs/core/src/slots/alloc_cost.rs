@@ -43,7 +43,10 @@ use super::plan::{
     Item,
     Items, //
 };
-use super::VgpuId;
+use super::{
+    VgpuArray,
+    VgpuId, //
+};
 use core::cmp::Ordering;
 
 /// Most local-search sweeps per starting layout.
@@ -172,7 +175,7 @@ pub const MIN_HISTORY: usize = 64;
 /// there is enough of it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Est<'a, const V: usize> {
-    pub freq: [u32; V],
+    pub freq: VgpuArray<u32>,
     pub gaps: Option<GapView<'a>>,
     /// Sum of the rates (scales history runs to copies per period).
     total: u64,
@@ -182,7 +185,7 @@ impl<'a, const V: usize> Est<'a, V> {
     pub(crate) fn new(items: &Items<V>, gaps: Option<GapView<'a>>) -> Self {
         let freq = freq_table(items);
         let total = freq
-            .iter()
+            .values()
             .fold(0u64, |a, &f| a.saturating_add(u64::from(f)));
         let gaps = gaps.filter(|g| g.switches >= MIN_HISTORY);
         Est { freq, gaps, total }
@@ -210,17 +213,12 @@ impl<'a, const V: usize> Est<'a, V> {
 
 /// Rate model of one slot shared by the vGPUs in `mask` (rates `freq`
 /// indexed by id): `sum of min(f_i, F - f_i)`.
-pub(crate) fn set_cost<const V: usize>(mask: u64, freq: &[u32; V]) -> u64 {
+pub(crate) fn set_cost(mask: u64, freq: &VgpuArray<u32>) -> u64 {
     if mask.count_ones() < 2 {
         return 0;
     }
-    let f = |i: u32| {
-        u64::from(
-            freq.get(usize::try_from(i).unwrap_or(usize::MAX))
-                .copied()
-                .unwrap_or(0),
-        )
-    };
+    // Bit `i` of a mask is id `i`, below 64 = `MAX_VGPUS`.
+    let f = |i: u32| u64::from(freq[VgpuId::wrapping(i)]);
     let mut total: u64 = 0;
     let mut b = mask;
     while b != 0 {
@@ -274,13 +272,10 @@ pub(crate) fn total_cost<const V: usize, const M: usize>(mk: &[u64; M], est: &Es
 }
 
 /// Rates indexed by id.
-pub(crate) fn freq_table<const V: usize>(items: &Items<V>) -> [u32; V] {
-    let mut f = [0u32; V];
+pub(crate) fn freq_table<const V: usize>(items: &Items<V>) -> VgpuArray<u32> {
+    let mut f = VgpuArray::filled(0);
     for it in items.as_slice() {
-        // Items are vGPUs of a `V`-vGPU pool: `id < V`.
-        if let Some(x) = f.get_mut(usize::from(it.id)) {
-            *x = it.freq;
-        }
+        f[it.id] = it.freq;
     }
     f
 }

@@ -52,6 +52,7 @@
 
 use super::{
     Error,
+    VgpuArray,
     VgpuId, //
 };
 

@@ -38,6 +38,7 @@ use super::{
 };
 use super::{
     Error,
+    VgpuArray,
     VgpuId, //
 };
 
@@ -139,7 +140,8 @@ pub struct SlotPool<const V: usize, const M: usize> {
     pub(super) low_entries: u32,
     pub(super) kind: AllocatorKind,
     pub(super) tun: Tunables,
-    pub(super) vgpus: [Vgpu; V],
+    /// Every possible id's entry; only ids below `V` are ever in use.
+    pub(super) vgpus: VgpuArray<Vgpu>,
     pub(super) res: Residency<M>,
     pub(super) next_seq: u32,
     pub(super) anchor: Option<u16>,
@@ -172,7 +174,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
             low_entries: cfg.low_entries,
             kind: cfg.allocator,
             tun: Tunables::DEFAULT,
-            vgpus: [FREE_VGPU; V],
+            vgpus: VgpuArray::filled(FREE_VGPU),
             res: Residency::new(),
             next_seq: 0,
             anchor: None,
@@ -208,7 +210,10 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 
     /// Number of vGPUs in use (active or parked).
     pub fn in_use(&self) -> usize {
-        self.vgpus.iter().filter(|v| v.state != State::Free).count()
+        self.vgpus
+            .values()
+            .filter(|v| v.state != State::Free)
+            .count()
     }
 
     /// Placement of vGPU `id`, if it is in use.
@@ -235,7 +240,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub fn occupancy(&self, slot: u16) -> u8 {
         let s = slot;
         self.vgpus
-            .iter()
+            .values()
             .filter(|v| {
                 v.state == State::Active && v.start <= s && s < v.start.saturating_add(v.size)
             })
@@ -305,11 +310,11 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// apply before the new vGPU first runs.
     pub fn create(&mut self, id: VgpuId, size: u16, now: u64) -> Result<Created<V>, Error> {
         let now_ms = ms_of(now);
-        let idx = usize::from(id);
-        match self.vgpus.get(idx) {
-            None => return Err(Error::OutOfRange),
-            Some(v) if v.state != State::Free => return Err(Error::Exists),
-            Some(_) => {}
+        if id.index() >= V {
+            return Err(Error::OutOfRange);
+        }
+        if self.vgpus[id].state != State::Free {
+            return Err(Error::Exists);
         }
         if size == 0 {
             return Err(Error::Invalid);
@@ -358,7 +363,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         if start.checked_add(size).is_none_or(|end| end > m) {
             return Err(Error::OutOfRange);
         }
-        let slot = self.vgpus.get_mut(idx).ok_or(Error::OutOfRange)?;
+        let slot = &mut self.vgpus[id];
         // Commit: nothing below can fail.
         self.next_seq = seq.wrapping_add(1);
         *slot = Vgpu {
@@ -389,7 +394,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub fn destroy(&mut self, id: VgpuId, _now: u64) -> Result<Moves<V>, Error> {
         // Taken before the state changes: the layout `id` leaves.
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
-        let x = in_use_mut(&mut self.vgpus, id)?;
+        let x = in_use_mut::<V>(&mut self.vgpus, id)?;
         let v = *x;
         x.state = State::Free;
         let mut moves = Moves::new();
@@ -411,7 +416,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     // -------------------------------------------------------------- internals
 
     pub(super) fn used(&self, id: VgpuId) -> Result<&Vgpu, Error> {
-        in_use(&self.vgpus, id)
+        in_use::<V>(&self.vgpus, id)
     }
 
     /// Active vGPUs as planning items (utilization averaged, rates with the
@@ -419,7 +424,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub(super) fn active_items(&self) -> Items<V> {
         let w = self.tun.window_samples();
         let mut it = Items::new();
-        for (id, v) in VgpuId::ALL.zip(self.vgpus.iter()) {
+        for (id, v) in self.vgpus.iter() {
             if v.state == State::Active {
                 let mut i = item_of(id, v);
                 i.util = v.mon.average(w);
@@ -438,7 +443,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// Occupancy counting every vGPU in use (for `static` and `gscale`).
     fn all_occupancy(&self) -> [u8; M] {
         let mut occ = [0u8; M];
-        for v in self.vgpus.iter().filter(|v| v.state != State::Free) {
+        for v in self.vgpus.values().filter(|v| v.state != State::Free) {
             add_range(&mut occ, v.start, v.size, self.m);
         }
         occ
@@ -448,9 +453,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub(super) fn apply(&mut self, layout: &Items<V>, moves: &mut Moves<V>) {
         self.generation = self.generation.wrapping_add(1);
         for it in layout.as_slice() {
-            let Some(v) = self.vgpus.get_mut(usize::from(it.id)) else {
-                continue;
-            };
+            let v = &mut self.vgpus[it.id];
             if v.state == State::Free || v.start == it.start {
                 continue;
             }
@@ -477,10 +480,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
                 move_slots: u64::from(mv.slots),
                 ..CopyStats::default()
             };
-            // Moves name vGPUs of this pool (`apply`): below `V`.
-            if let Some(v) = self.vgpus.get_mut(usize::from(mv.id)) {
-                v.stats.add(&add);
-            }
+            self.vgpus[mv.id].stats.add(&add);
             self.totals.add(&add);
         }
     }
@@ -501,7 +501,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub(super) fn park(&mut self, id: VgpuId, moves: &mut Moves<V>) {
         // Taken before the state changes: the layout `id` leaves.
         let occ_before = occupancy::<V, M>(&self.active_items(), self.m);
-        let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
+        let Ok(x) = in_use_mut::<V>(&mut self.vgpus, id) else {
             return;
         };
         let v = *x;
@@ -513,7 +513,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub(super) fn unpark(&mut self, id: VgpuId, moves: &mut Moves<V>) {
         // Taken before the state changes: the layout `id` joins.
         let cur = self.active_items();
-        let Ok(x) = in_use_mut(&mut self.vgpus, id) else {
+        let Ok(x) = in_use_mut::<V>(&mut self.vgpus, id) else {
             return;
         };
         let mut back = item_of(id, x);
@@ -529,20 +529,23 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
 /// vGPU `id` of `vgpus`: `OutOfRange` if not below `V`, `Invalid` if free.
 /// A free function, so that a caller can hold the vGPU while it updates
 /// the pool's other fields.
-fn in_use(vgpus: &[Vgpu], id: VgpuId) -> Result<&Vgpu, Error> {
-    match vgpus.get(usize::from(id)) {
-        None => Err(Error::OutOfRange),
-        Some(v) if v.state == State::Free => Err(Error::Invalid),
-        Some(v) => Ok(v),
+fn in_use<const V: usize>(vgpus: &VgpuArray<Vgpu>, id: VgpuId) -> Result<&Vgpu, Error> {
+    match &vgpus[id] {
+        _ if id.index() >= V => Err(Error::OutOfRange),
+        v if v.state == State::Free => Err(Error::Invalid),
+        v => Ok(v),
     }
 }
 
 /// [`in_use`], mutable.
-pub(super) fn in_use_mut(vgpus: &mut [Vgpu], id: VgpuId) -> Result<&mut Vgpu, Error> {
-    match vgpus.get_mut(usize::from(id)) {
-        None => Err(Error::OutOfRange),
-        Some(v) if v.state == State::Free => Err(Error::Invalid),
-        Some(v) => Ok(v),
+pub(super) fn in_use_mut<const V: usize>(
+    vgpus: &mut VgpuArray<Vgpu>,
+    id: VgpuId,
+) -> Result<&mut Vgpu, Error> {
+    match &mut vgpus[id] {
+        _ if id.index() >= V => Err(Error::OutOfRange),
+        v if v.state == State::Free => Err(Error::Invalid),
+        v => Ok(v),
     }
 }
 

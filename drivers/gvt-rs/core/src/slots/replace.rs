@@ -40,7 +40,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// activity for the idle rule.
     pub fn sample(&mut self, id: VgpuId, busy_ppm: u32, now: u64) -> Result<(), Error> {
         let now_ms = ms_of(now);
-        let x = in_use_mut(&mut self.vgpus, id)?;
+        let x = in_use_mut::<V>(&mut self.vgpus, id)?;
         if busy_ppm > UTIL_FULL_PPM {
             return Err(Error::OutOfRange);
         }
@@ -58,9 +58,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         let thr = u64::from(self.tun.idle_threshold_ms());
         if self.kind == AllocatorKind::DymSize && thr != 0 {
             for id in VgpuId::ALL.take(V) {
-                let Some(v) = self.vgpus.get(id.index()).copied() else {
-                    break;
-                };
+                let v = self.vgpus[id];
                 if v.state == State::Active && now_ms.saturating_sub(v.mon.last_active_ms()) >= thr
                 {
                     self.park(id, &mut moves);
@@ -76,7 +74,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         };
         if due {
             self.last_replace_ms = Some(now_ms);
-            for v in self.vgpus.iter_mut().filter(|v| v.state != State::Free) {
+            for v in self.vgpus.values_mut().filter(|v| v.state != State::Free) {
                 v.mon.roll_period();
             }
             if self.deferred {
@@ -149,7 +147,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
         self.low_entries = *low_entries;
         self.kind = *kind;
         self.tun = *tun;
-        for (d, s) in self.vgpus.iter_mut().zip(vgpus) {
+        for (d, s) in self.vgpus.values_mut().zip(vgpus.values()) {
             *d = *s;
         }
         self.res = *res;

@@ -321,7 +321,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     pub fn switch_in(&mut self, id: VgpuId, now: u64) -> Result<SwitchPlan<V, M>, Error> {
         let now_ms = ms_of(now);
         let (mut plan, n) = self.load_range(id)?;
-        let x = in_use_mut(&mut self.vgpus, id)?;
+        let x = in_use_mut::<V>(&mut self.vgpus, id)?;
         let low = self.kind.shares() && self.low_entries > 0 && self.res.take_low(id);
         if low {
             plan.set_low(self.low_entries);
@@ -426,7 +426,7 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// first re-inserted (moves in the plan).
     pub fn reload(&mut self, id: VgpuId) -> Result<SwitchPlan<V, M>, Error> {
         let (plan, n) = self.load_range(id)?;
-        let x = in_use_mut(&mut self.vgpus, id)?;
+        let x = in_use_mut::<V>(&mut self.vgpus, id)?;
         let add = CopyStats {
             high_slots: u64::from(n),
             ..CopyStats::ZERO

@@ -9,13 +9,14 @@
 use super::{
     super::{
         anticipate::Hold,
-        bitmap::Bitmap,
         fixed::{
             mul_div_sat,
             vdiff, //
         },
         Scheduler,
         Tunable,
+        VgpuId,
+        VgpuSet,
         VSCALE, //
     },
     sfq::{
@@ -58,8 +59,8 @@ pub(super) struct EevdfOps;
 /// time; nothing when `anticipate_us` is 0.
 fn anticipation<const N: usize>(
     s: &Scheduler<N>,
-    next: usize,
-    running: Option<(usize, u64)>,
+    next: VgpuId,
+    running: Option<(VgpuId, u64)>,
     now: u64,
 ) -> Option<Hold> {
     let max = s.tun.us(Tunable::AnticipateUs);
@@ -76,22 +77,20 @@ fn anticipation<const N: usize>(
 /// [`anticipation`] among the candidates `set`, in id order.
 fn anticipation_among<const N: usize>(
     s: &Scheduler<N>,
-    set: &Bitmap,
-    next: usize,
-    running: Option<(usize, u64)>,
+    set: &VgpuSet,
+    next: VgpuId,
+    running: Option<(VgpuId, u64)>,
     now: u64,
 ) -> Option<Hold> {
     let max = s.tun.us(Tunable::AnticipateUs);
-    let len = s.v.get(next)?.ant.work_ns;
+    let len = s.v[next].ant.work_ns;
     let reach = now.saturating_add(len.min(max));
     let lim = s.throttle_limit();
     let v = &s.v;
     let mut avg: Option<u64> = None;
     let mut best: Option<(u64, Hold)> = None;
     for id in set.iter() {
-        let Some(g) = v.get(id) else {
-            continue;
-        };
+        let g = &v[id];
         if id == next || g.pending > 0 || g.inflight > 0 || s.thr.usage(id) > lim {
             continue;
         }
@@ -144,7 +143,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     /// virtual deadline is no later than the running vGPU's ("no later" as
     /// in `sfq`'s test, so that vGPUs with equal requests are treated
     /// exactly as by `sfq`). O(log n) for the average.
-    fn activated(&self, s: &mut Scheduler<N>, id: usize, trip: bool) {
+    fn activated(&self, s: &mut Scheduler<N>, id: VgpuId, trip: bool) {
         let w = s.weight(id);
         if trip {
             s.sfq.resume(id, w);
@@ -169,7 +168,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     /// for it.
     ///
     /// Under an anticipation hold for `c`, until the hold's end.
-    fn hold_ns(&self, s: &Scheduler<N>, c: usize) -> u64 {
+    fn hold_ns(&self, s: &Scheduler<N>, c: VgpuId) -> u64 {
         if let Some(h) = s.ant.filter(|h| h.id == c) {
             h.until.saturating_sub(h.from)
         } else if s.is_interactive(c) {
@@ -181,33 +180,27 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
 
     /// The vGPU held for submitted: the hold hit.
     fn queued(&self, s: &mut Scheduler<N>, now: u64) {
-        let Some(h) = s.ant.filter(|h| s.backlogged.get(h.id)) else {
+        let Some(h) = s.ant.filter(|h| s.backlogged.contains(h.id)) else {
             return;
         };
         s.ant = None;
-        // `anticipation` found the hold's id in `s.v`.
-        if let Some(g) = s.v.get_mut(h.id) {
-            g.ant.hit(now.saturating_sub(h.from));
-        }
+        s.v[h.id].ant.hit(now.saturating_sub(h.from));
     }
 
     /// A turn also ends at a workload boundary of the running vGPU `c`
     /// where anticipation holds the GPU for another vGPU (not right after
     /// the pick, which already weighed it).
-    fn turn_over(&self, s: &Scheduler<N>, c: usize, now: u64) -> bool {
+    fn turn_over(&self, s: &Scheduler<N>, c: VgpuId, now: u64) -> bool {
         s.turn_expired(c, now)
             || (s.turn_dispatched > 0
-                && s.backlogged.get(c)
+                && s.backlogged.contains(c)
                 && anticipation(s, c, Some((c, turn_charge(s, now))), now).is_some())
     }
 
     /// A hold still in force when its turn ends missed.
-    fn turn_ended(&self, s: &mut Scheduler<N>, c: usize, now: u64) {
+    fn turn_ended(&self, s: &mut Scheduler<N>, c: VgpuId, now: u64) {
         if let Some(h) = s.ant.take() {
-            // `anticipation` found the hold's id in `s.v`.
-            if let Some(g) = s.v.get_mut(h.id) {
-                g.ant.miss(now.saturating_sub(h.from));
-            }
+            s.v[h.id].ant.miss(now.saturating_sub(h.from));
             s.sync(h.id);
         }
         charge_turn(s, c, now);
@@ -217,11 +210,11 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     /// to submit before the chosen one's next workload would end: that
     /// vGPU then gets the turn with nothing queued, the idle time charged
     /// to it.
-    fn pick_next(&self, s: &mut Scheduler<N>, _prev: Option<usize>, now: u64) -> Option<usize> {
+    fn pick_next(&self, s: &mut Scheduler<N>, _prev: Option<VgpuId>, now: u64) -> Option<VgpuId> {
         let lim = s.throttle_limit();
         let on = lim != u64::MAX;
         let thr = &s.thr;
-        let el = |id: usize| thr.usage(id) <= lim;
+        let el = |id: VgpuId| thr.usage(id) <= lim;
         let slice = s.tun.us(Tunable::SfqSliceUs);
         let next = s.sfq.pick_eevdf(slice, if on { Some(&el) } else { None });
         #[cfg(test)]
@@ -243,7 +236,7 @@ impl<const N: usize> PolicyOps<N> for EevdfOps {
     }
 
     /// A hold's turn starts idle: it is held from the pick.
-    fn begin_turn(&self, s: &mut Scheduler<N>, id: usize) -> u64 {
+    fn begin_turn(&self, s: &mut Scheduler<N>, id: VgpuId) -> u64 {
         if s.ant.is_some_and(|h| h.id == id) {
             s.idle_since = Some(s.turn_start);
         }

@@ -18,7 +18,10 @@ mod sfq;
 mod tbs;
 mod vmcg;
 
-use super::Scheduler;
+use super::{
+    Scheduler,
+    VgpuId, //
+};
 use eevdf::EevdfOps;
 use sfq::SfqOps;
 use tbs::TbsOps;
@@ -80,21 +83,21 @@ pub(super) trait PolicyOps<const N: usize> {
     fn switched_to(&self, _s: &mut Scheduler<N>, _now: u64) {}
 
     /// `id` was started; `restart` if it was started before.
-    fn started(&self, _s: &mut Scheduler<N>, _id: usize, _restart: bool, _now: u64) {}
+    fn started(&self, _s: &mut Scheduler<N>, _id: VgpuId, _restart: bool, _now: u64) {}
 
     /// A workload was queued (after the queue counts were updated).
     fn queued(&self, _s: &mut Scheduler<N>, _now: u64) {}
 
     /// `id` became backlogged (after it entered the backlogged set);
     /// `trip`: it returns from a synchronous round trip (see `interact.rs`).
-    fn activated(&self, _s: &mut Scheduler<N>, _id: usize, _trip: bool) {}
+    fn activated(&self, _s: &mut Scheduler<N>, _id: VgpuId, _trip: bool) {}
 
     /// The current vGPU `c` dispatched a workload.
-    fn dispatched(&self, _s: &mut Scheduler<N>, _c: usize) {}
+    fn dispatched(&self, _s: &mut Scheduler<N>, _c: VgpuId) {}
 
     /// Whether the current vGPU `c`, whose turn is not over, may dispatch
     /// a workload now.
-    fn may_dispatch(&self, _s: &mut Scheduler<N>, _c: usize) -> bool {
+    fn may_dispatch(&self, _s: &mut Scheduler<N>, _c: VgpuId) -> bool {
         true
     }
 
@@ -103,13 +106,13 @@ pub(super) trait PolicyOps<const N: usize> {
 
     /// How long the GPU is held for the current vGPU `c` once its queue is
     /// empty, waiting for its next submission.
-    fn hold_ns(&self, s: &Scheduler<N>, _c: usize) -> u64 {
+    fn hold_ns(&self, s: &Scheduler<N>, _c: VgpuId) -> u64 {
         s.tun.us(super::Tunable::IdleThresholdUs)
     }
 
     /// Whether the turn of the current vGPU `c` is over (not called while
     /// a policy switch or a wake-up forces a decision).
-    fn turn_over(&self, s: &Scheduler<N>, c: usize, now: u64) -> bool {
+    fn turn_over(&self, s: &Scheduler<N>, c: VgpuId, now: u64) -> bool {
         s.turn_expired(c, now)
     }
 
@@ -143,17 +146,17 @@ pub(super) trait PolicyOps<const N: usize> {
 
     /// The vGPU the GPU is withheld for while it is (see `withheld.rs`):
     /// the current one, whose turn it is; `None` for the idle vGPU.
-    fn withheld_for(&self, s: &Scheduler<N>) -> Option<usize> {
+    fn withheld_for(&self, s: &Scheduler<N>) -> Option<VgpuId> {
         s.current
     }
 
     /// The turn of `c` ended at `now` (its idle time is accounted).
-    fn turn_ended(&self, _s: &mut Scheduler<N>, _c: usize, _now: u64) {}
+    fn turn_ended(&self, _s: &mut Scheduler<N>, _c: VgpuId, _now: u64) {}
 
     /// Chooses the vGPU that runs next (`None`: the GPU idles); `prev` was
     /// current. The throttle's limit applies.
-    fn pick_next(&self, s: &mut Scheduler<N>, prev: Option<usize>, now: u64) -> Option<usize>;
+    fn pick_next(&self, s: &mut Scheduler<N>, prev: Option<VgpuId>, now: u64) -> Option<VgpuId>;
 
     /// `id` begins a turn: its length, ns.
-    fn begin_turn(&self, s: &mut Scheduler<N>, id: usize) -> u64;
+    fn begin_turn(&self, s: &mut Scheduler<N>, id: VgpuId) -> u64;
 }

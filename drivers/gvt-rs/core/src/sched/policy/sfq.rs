@@ -8,6 +8,7 @@ use super::{
         fixed::vdiff,
         Scheduler,
         Tunable,
+        VgpuId,
         WakeRule, //
     },
     PolicyOps, //
@@ -54,14 +55,11 @@ pub(super) fn turn_charge<const N: usize>(s: &Scheduler<N>, now: u64) -> u64 {
 /// Charges the turn of `c` that ended at `now`: its measured GPU time, or
 /// wall-clock ownership if none was measured, plus the time the GPU was
 /// held idle for it.
-pub(super) fn charge_turn<const N: usize>(s: &mut Scheduler<N>, c: usize, now: u64) {
+pub(super) fn charge_turn<const N: usize>(s: &mut Scheduler<N>, c: VgpuId, now: u64) {
     let l = turn_charge(s, now);
     let w = s.weight(c);
-    // The vGPU whose turn ended is a validated id (below N).
-    if let Some(g) = s.v.get_mut(c) {
-        g.charged_ns = g.charged_ns.saturating_add(l);
-    }
-    let more = s.backlogged.get(c);
+    s.v[c].charged_ns = s.v[c].charged_ns.saturating_add(l);
+    let more = s.backlogged.contains(c);
     let turn = (s.turn_dispatched > 0).then(|| (l, more, s.tun.us(Tunable::SfqSliceUs)));
     s.sfq.end_turn(c, l, w, turn, more);
 }
@@ -78,7 +76,7 @@ impl<const N: usize> PolicyOps<N> for SfqOps {
     /// then waits for at most the workloads in flight, not for a whole
     /// slice of every neighbour. A vGPU waking with debt (its tag past the
     /// running one's) waits for its turn as before.
-    fn activated(&self, s: &mut Scheduler<N>, id: usize, _trip: bool) {
+    fn activated(&self, s: &mut Scheduler<N>, id: VgpuId, _trip: bool) {
         let rule = wake_rule(s);
         s.sfq.activate(id, rule, s.weight(id));
         if let Some(c) = s.wake_preempt_candidate(id) {
@@ -88,19 +86,19 @@ impl<const N: usize> PolicyOps<N> for SfqOps {
         }
     }
 
-    fn turn_ended(&self, s: &mut Scheduler<N>, c: usize, now: u64) {
+    fn turn_ended(&self, s: &mut Scheduler<N>, c: VgpuId, now: u64) {
         charge_turn(s, c, now);
     }
 
-    fn pick_next(&self, s: &mut Scheduler<N>, _prev: Option<usize>, _now: u64) -> Option<usize> {
+    fn pick_next(&self, s: &mut Scheduler<N>, _prev: Option<VgpuId>, _now: u64) -> Option<VgpuId> {
         let lim = s.throttle_limit();
         let on = lim != u64::MAX;
         let thr = &s.thr;
-        let el = |id: usize| thr.usage(id) <= lim;
+        let el = |id: VgpuId| thr.usage(id) <= lim;
         s.sfq.pick(if on { Some(&el) } else { None })
     }
 
-    fn begin_turn(&self, s: &mut Scheduler<N>, _id: usize) -> u64 {
+    fn begin_turn(&self, s: &mut Scheduler<N>, _id: VgpuId) -> u64 {
         s.tun.us(Tunable::SfqSliceUs)
     }
 }

@@ -8,6 +8,7 @@ use super::{
         tbs::Target,
         Scheduler,
         Tunable, //
+        VgpuId,
     },
     PolicyOps, //
 };
@@ -20,7 +21,7 @@ pub(super) struct TbsOps;
 fn schedule<const N: usize>(s: &mut Scheduler<N>, now: u64, timer: bool) {
     let lim = s.throttle_limit();
     let thr = &s.thr;
-    let el = |id: usize| thr.usage(id) <= lim;
+    let el = |id: VgpuId| thr.usage(id) <= lim;
     let cfg = (
         s.tun.ms(Tunable::TbsBalanceMs),
         s.tun.get(Tunable::TbsStages),
@@ -36,7 +37,7 @@ impl<const N: usize> PolicyOps<N> for TbsOps {
         }
     }
 
-    fn started(&self, s: &mut Scheduler<N>, id: usize, restart: bool, now: u64) {
+    fn started(&self, s: &mut Scheduler<N>, id: VgpuId, restart: bool, now: u64) {
         // A restart (reset loop, reopen) gets no start boost and keeps its
         // time-slice debt: upstream's gift to a new VM must not be
         // something a guest can ask for again.
@@ -62,7 +63,7 @@ impl<const N: usize> PolicyOps<N> for TbsOps {
         }
     }
 
-    fn turn_over(&self, s: &Scheduler<N>, _c: usize, _now: u64) -> bool {
+    fn turn_over(&self, s: &Scheduler<N>, _c: VgpuId, _now: u64) -> bool {
         s.tbs.target.is_some()
     }
 
@@ -101,12 +102,12 @@ impl<const N: usize> PolicyOps<N> for TbsOps {
     /// The idle vGPU runs while the vGPUs with work have used their time
     /// slices: the GPU is kept for the share of a vGPU with slice left
     /// and nothing queued.
-    fn withheld_for(&self, s: &Scheduler<N>) -> Option<usize> {
+    fn withheld_for(&self, s: &Scheduler<N>) -> Option<VgpuId> {
         s.current
             .or_else(|| s.tbs.reserved_for(&s.started, &s.backlogged))
     }
 
-    fn pick_next(&self, s: &mut Scheduler<N>, prev: Option<usize>, now: u64) -> Option<usize> {
+    fn pick_next(&self, s: &mut Scheduler<N>, prev: Option<VgpuId>, now: u64) -> Option<VgpuId> {
         if s.tbs.target.is_none() {
             schedule(s, now, false);
         }
@@ -116,11 +117,11 @@ impl<const N: usize> PolicyOps<N> for TbsOps {
         match t {
             Some(Target::Vgpu(id)) => Some(id),
             Some(Target::Idle) => None,
-            None => prev.filter(|&p| s.started.get(p)),
+            None => prev.filter(|&p| s.started.contains(p)),
         }
     }
 
-    fn begin_turn(&self, s: &mut Scheduler<N>, _id: usize) -> u64 {
+    fn begin_turn(&self, s: &mut Scheduler<N>, _id: VgpuId) -> u64 {
         s.tick_ns()
     }
 }

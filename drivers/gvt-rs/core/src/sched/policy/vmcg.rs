@@ -8,6 +8,7 @@ use super::{
         vmcg::VmcgCfg,
         Scheduler,
         Tunable, //
+        VgpuId,
     },
     PolicyOps, //
 };
@@ -28,36 +29,33 @@ fn cfg<const N: usize>(s: &Scheduler<N>) -> VmcgCfg {
 }
 
 impl<const N: usize> PolicyOps<N> for VmcgOps {
-    fn started(&self, s: &mut Scheduler<N>, id: usize, _restart: bool, now: u64) {
-        // `Scheduler::start` validated `id`.
-        if let Some(g) = s.v.get(id) {
-            s.vmcg.start(id, g, now);
-        }
+    fn started(&self, s: &mut Scheduler<N>, id: VgpuId, _restart: bool, now: u64) {
+        s.vmcg.start(id, &s.v[id], now);
     }
 
-    fn dispatched(&self, s: &mut Scheduler<N>, c: usize) {
+    fn dispatched(&self, s: &mut Scheduler<N>, c: VgpuId) {
         let cfg = cfg(s);
         s.vmcg.dispatched(c, &cfg);
     }
 
-    fn may_dispatch(&self, s: &mut Scheduler<N>, c: usize) -> bool {
+    fn may_dispatch(&self, s: &mut Scheduler<N>, c: VgpuId) -> bool {
         s.vmcg.can_dispatch(c, &s.backlogged)
     }
 
-    fn turn_over(&self, s: &Scheduler<N>, c: usize, now: u64) -> bool {
+    fn turn_over(&self, s: &Scheduler<N>, c: VgpuId, now: u64) -> bool {
         s.turn_expired(c, now) || s.vmcg.denied
     }
 
-    fn pick_next(&self, s: &mut Scheduler<N>, _prev: Option<usize>, now: u64) -> Option<usize> {
+    fn pick_next(&self, s: &mut Scheduler<N>, _prev: Option<VgpuId>, now: u64) -> Option<VgpuId> {
         let lim = s.throttle_limit();
         let cfg = cfg(s);
         let thr = &s.thr;
-        let el = |id: usize| thr.usage(id) <= lim;
+        let el = |id: VgpuId| thr.usage(id) <= lim;
         s.vmcg.pick(now, &s.v, &s.backlogged, &cfg, &el)
     }
 
-    fn begin_turn(&self, s: &mut Scheduler<N>, id: usize) -> u64 {
+    fn begin_turn(&self, s: &mut Scheduler<N>, id: VgpuId) -> u64 {
         s.vmcg.begin_turn();
-        s.vmcg.slice_ns.get(id).copied().unwrap_or(0)
+        s.vmcg.slice_ns[id]
     }
 }
