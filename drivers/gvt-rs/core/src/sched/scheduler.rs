@@ -63,7 +63,7 @@ pub struct Scheduler<const N: usize> {
     pub(super) tbs: Tbs,
     pub(super) sfq: Sfq,
     pub(super) vmcg: Vmcg,
-    pub(super) thr: Throttle,
+    pub(super) thr: Throttle<N>,
     pub(super) win_start: u64,
     pub(super) fair: Fairness,
     pub(super) picks: u64,

@@ -20,7 +20,7 @@
 //!
 //! The minimum over the backlogged vGPUs is kept in a tournament tree over
 //! the ids (a min-segment tree), so that a charge, a wake-up and the limit
-//! are O(log M), O(log M) and O(1) (`M` = `MAX_VGPUS`) whether the throttle is on or off.
+//! are O(log N), O(log N) and O(1) whether the throttle is on or off.
 
 use super::fixed::mul_div_sat;
 use super::sfq::VSCALE;
@@ -31,32 +31,33 @@ use super::{
     MAX_VGPUS, //
 };
 
-/// Leaves of the tree: one per possible id.
-const M: usize = MAX_VGPUS;
-
-/// Throttle state for the vGPUs of a GPU.
+/// Throttle state for the vGPUs of a scheduler that admits ids below `N`.
 ///
 /// # Invariants
 ///
-/// `min[j]` for `1 <= j < M` is the smaller of its two children, child `c`
-/// being `min[c]` for `c < M` and leaf `c - M` otherwise; leaf `i` is
-/// `usage[i]` if `i` is in `member`, `u64::MAX` otherwise. So `min[1]` is
-/// the smallest usage of the members.
+/// With `L` = [`Throttle::LEAVES`]: `min[j]` for `1 <= j < L` is the
+/// smaller of its two children, child `c` being `min[c]` for `c < L` and
+/// leaf `c - L` otherwise; leaf `i` is `usage[i]` if `i` is in `member`,
+/// `u64::MAX` otherwise. So node 1 is the smallest usage of the members.
 #[derive(Clone, Copy)]
-pub(crate) struct Throttle {
+pub(crate) struct Throttle<const N: usize> {
     usage: VgpuArray<u64>,
     /// The backlogged vGPUs, as the scheduler's set (`Scheduler::set_backlogged`).
     member: VgpuSet,
     /// The inner nodes, by position in the tree (`min[0]` unused).
-    min: [u64; M],
+    min: [u64; MAX_VGPUS],
 }
 
-impl Throttle {
+impl<const N: usize> Throttle<N> {
+    /// Leaves of the tree: one per id the scheduler admits, so that its
+    /// depth is that of its `N` and not of [`MAX_VGPUS`].
+    const LEAVES: usize = if N < MAX_VGPUS { N } else { MAX_VGPUS };
+
     pub(crate) const fn new() -> Self {
         Self {
             usage: VgpuArray::filled(0),
             member: VgpuSet::EMPTY,
-            min: [u64::MAX; M],
+            min: [u64::MAX; MAX_VGPUS],
         }
     }
 
@@ -65,11 +66,11 @@ impl Throttle {
         self.usage[id]
     }
 
-    /// Value of tree node `j` (`j >= M`: the leaf of id `j - M`).
+    /// Value of tree node `j` (`j >= L`: the leaf of id `j - L`).
     fn node(&self, j: usize) -> u64 {
-        match j.checked_sub(M) {
+        match j.checked_sub(Self::LEAVES) {
             Some(i) => {
-                // `j < 2M` (children of inner nodes): `i` is an id.
+                // `j < 2L` (children of inner nodes): `i` is an id.
                 let id = VgpuId::wrapping(i as u32);
                 if self.member.contains(id) {
                     self.usage[id]
@@ -81,13 +82,13 @@ impl Throttle {
         }
     }
 
-    /// Leaf `id` changed: updates its ancestors. O(log M).
+    /// Leaf `id` changed: updates its ancestors. O(log N).
     fn fix(&mut self, id: VgpuId) {
-        let mut j = id.index().saturating_add(M) / 2;
+        let mut j = id.index().saturating_add(Self::LEAVES) / 2;
         while j >= 1 {
             let l = j.saturating_mul(2);
             let m = self.node(l).min(self.node(l.saturating_add(1)));
-            // Inner positions `1 <= j < M`.
+            // Inner positions `1 <= j < L`.
             if let Some(x) = self.min.get_mut(j) {
                 *x = m;
             }
@@ -122,7 +123,7 @@ impl Throttle {
     #[cfg(test)]
     pub(crate) fn check(&self, set: &VgpuSet) {
         assert_eq!(&self.member, set);
-        for j in 1..M {
+        for j in 1..Self::LEAVES {
             let l = 2 * j;
             assert_eq!(self.node(j), self.node(l).min(self.node(l + 1)), "node {j}");
         }
@@ -149,10 +150,11 @@ impl Throttle {
         // The minimum of the others: `id` is not in the set yet.
         self.set_member(id, false);
         if let Some(m) = self.min_backlogged() {
-            let u = self.usage(id).max(m);
-            self.set_usage(id, u);
+            self.usage[id] = self.usage[id].max(m);
         }
-        self.set_member(id, true);
+        // One pass up the tree for both changes.
+        self.member.set(id, true);
+        self.fix(id);
     }
 
     /// Usage above which a vGPU waits, for `factor_pct` (200 = 2x). O(1).
