@@ -20,7 +20,8 @@
 #     series' C files (drivers/gvt-rs, drivers/gpu/drm/i915/gvt) at W=1, and
 #     check the version gvt_rs.ko reports against the CHANGELOG;
 #  6. check that each driver patch builds: at every "gvt-rs:" patch of the
-#     applied series, compile the gvt_rs crate as that patch leaves it
+#     applied series, compile the module's two crates, the policy core and
+#     the driver, as that patch leaves them
 #     (drivers/gvt-rs/ from the git am tree at that commit), with the
 #     production build's own clippy-driver command and its Rust cfg list,
 #     in which the driver's options are those that patch's Kconfig defines,
@@ -270,12 +271,33 @@ result $((1 - build_ok)) "production build (GVT_RS_SIM=n, GVT_RS_I915=y, no lock
 
 # 6. Each driver patch builds.
 t2=$(date +%s)
-cmdfile=$out/drivers/gvt-rs/.gvt_rs_main.o.cmd
-cmd=$(sed -n 's|^savedcmd_drivers/gvt-rs/gvt_rs_main.o := ||p' "$cmdfile" 2>/dev/null || true)
+# The production build's commands for the module's two Rust crates: the
+# policy core (gvt_core.o, whose metadata the driver crate reads) and the
+# driver (gvt_rs_main.o).
+saved_cmd() {
+	sed -n "s|^savedcmd_drivers/gvt-rs/$1.o := ||p" "$out/drivers/gvt-rs/.$1.o.cmd" 2>/dev/null || true
+}
+core_cmd=$(saved_cmd gvt_core)
+cmd=$(saved_cmd gvt_rs_main)
+# The command of crate $1 with its inputs and outputs in $d, the Rust cfg
+# list $d/rustc_cfg.
+replay() {
+	local c=$2
+	c=${c//@.\/include\/generated\/rustc_cfg/@$d/rustc_cfg}
+	c=${c//--out-dir drivers\/gvt-rs\//--out-dir $d/}
+	c=${c//--emit=dep-info=drivers\/gvt-rs\/.$1.o.d/--emit=dep-info=$d/$1.d}
+	c=${c//--emit=obj=drivers\/gvt-rs\/$1.o/--emit=obj=$d/$1.o}
+	c=${c//=drivers\/gvt-rs\/libgvt_core.rmeta/=$d/libgvt_core.rmeta}
+	c=${c//$src\/drivers\/gvt-rs\/$1.rs/$d/drivers/gvt-rs/$1.rs}
+	echo "$c"
+}
 # The production build compiled everything (warnings or not): its kernel
-# crate and its command for gvt_rs_main.o are those of this series.
-if [ "$compiled" != 1 ] || [ -z "$cmd" ] || ! grep -q '@./include/generated/rustc_cfg' <<<"$cmd"; then
-	result 1 "each driver patch builds (needs a completed production build: its command for gvt_rs_main.o)"
+# crate and its commands for the two crates are those of this series.
+if [ "$compiled" != 1 ] || [ -z "$cmd" ] || [ -z "$core_cmd" ] ||
+	! grep -q '@./include/generated/rustc_cfg' <<<"$cmd" ||
+	! grep -q -- '--extern gvt_core=drivers/gvt-rs/libgvt_core.rmeta' <<<"$cmd" ||
+	! grep -q -- '--emit=metadata=drivers/gvt-rs/libgvt_core.rmeta' <<<"$core_cmd"; then
+	result 1 "each driver patch builds (needs a completed production build: its commands for gvt_core.o and gvt_rs_main.o)"
 else
 	while read -r commit subject; do
 		d=$tmp/prefix/$commit
@@ -293,14 +315,12 @@ else
 			printf -- '--cfg=CONFIG_GVT_RS_%s\n--cfg=CONFIG_GVT_RS_%s="y"\n' "$o" "$o" >>"$d/rustc_cfg"
 			on+=("GVT_RS_$o")
 		done
-		c=${cmd//@.\/include\/generated\/rustc_cfg/@$d/rustc_cfg}
-		c=${c//--out-dir drivers\/gvt-rs\//--out-dir $d/}
-		c=${c//--emit=dep-info=drivers\/gvt-rs\/.gvt_rs_main.o.d/--emit=dep-info=$d/dep}
-		c=${c//--emit=obj=drivers\/gvt-rs\/gvt_rs_main.o/--emit=obj=$d/gvt_rs_main.o}
-		c=${c//$src\/drivers\/gvt-rs\/gvt_rs_main.rs/$d/drivers/gvt-rs/gvt_rs_main.rs}
 		what="\"$subject\" builds: gvt_rs with ${on[*]:-no provider}, clippy-clean"
-		if (cd "$out" && export RUSTC_BOOTSTRAP=1 CLIPPY_CONF_DIR=$src && eval "nice -n 10 env $c") >"$d/log" 2>&1 &&
-			[ -s "$d/gvt_rs_main.o" ] && ! grep -q '^warning' "$d/log"; then
+		c1=$(replay gvt_core "$core_cmd")
+		c2=$(replay gvt_rs_main "$cmd")
+		if (cd "$out" && export RUSTC_BOOTSTRAP=1 CLIPPY_CONF_DIR=$src &&
+			eval "nice -n 10 env $c1" && eval "nice -n 10 env $c2") >"$d/log" 2>&1 &&
+			[ -s "$d/gvt_core.o" ] && [ -s "$d/gvt_rs_main.o" ] && ! grep -q '^warning' "$d/log"; then
 			result 0 "$what"
 		else
 			grep -A12 -E '^(warning|error)' "$d/log" | head -n 40 >&2 || true

@@ -18,8 +18,9 @@ use kernel::{
 
 mod core_kunit;
 pub mod engine;
-#[path = "core/src/gvt_core.rs"]
-pub mod gvt_core;
+// The policy core, a crate of its own (`gvt_core.rs`, the Makefile), by the
+// path the driver's modules name it with.
+use ::gvt_core;
 #[cfg(CONFIG_GVT_RS_I915)]
 pub mod i915;
 #[cfg(CONFIG_GVT_RS_SIM)]

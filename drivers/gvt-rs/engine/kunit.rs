@@ -10,6 +10,7 @@
 #[kernel::macros::kunit_tests(gvt_rs_engine)]
 mod tests {
     use crate::engine::{
+        errno,
         sysfs::{
             GpuKnob,
             GPU_FILES, //
@@ -283,11 +284,11 @@ mod tests {
     #[test]
     fn core_errors_map_to_their_errno() {
         // The only place the core's errors become errno values.
-        assert_eq!(Error::from(CoreError::Invalid), EINVAL);
-        assert_eq!(Error::from(CoreError::OutOfRange), ERANGE);
-        assert_eq!(Error::from(CoreError::Busy), EBUSY);
-        assert_eq!(Error::from(CoreError::NoSpace), ENOSPC);
-        assert_eq!(Error::from(CoreError::Exists), EEXIST);
+        assert_eq!(errno(CoreError::Invalid), EINVAL);
+        assert_eq!(errno(CoreError::OutOfRange), ERANGE);
+        assert_eq!(errno(CoreError::Busy), EBUSY);
+        assert_eq!(errno(CoreError::NoSpace), ENOSPC);
+        assert_eq!(errno(CoreError::Exists), EEXIST);
         assert_eq!(EINVAL.to_errno(), -22);
         assert_eq!(ERANGE.to_errno(), -34);
         assert_eq!(EBUSY.to_errno(), -16);

@@ -409,17 +409,17 @@ impl Timed for SlotState {
     }
 }
 
-/// The errno of a refused call of the core (the only place it is chosen).
-impl From<CoreError> for Error {
-    fn from(e: CoreError) -> Self {
-        match e {
-            CoreError::Invalid => EINVAL,
-            CoreError::OutOfRange => ERANGE,
-            CoreError::Busy => EBUSY,
-            // What upstream GVT-g reports when a vGPU does not fit.
-            CoreError::NoSpace => ENOSPC,
-            CoreError::Exists => EEXIST,
-        }
+/// The errno of a refused call of the core (the only place it is chosen;
+/// a function, as `From` cannot be implemented here between two foreign
+/// types: the core is a crate of its own).
+pub fn errno(e: CoreError) -> Error {
+    match e {
+        CoreError::Invalid => EINVAL,
+        CoreError::OutOfRange => ERANGE,
+        CoreError::Busy => EBUSY,
+        // What upstream GVT-g reports when a vGPU does not fit.
+        CoreError::NoSpace => ENOSPC,
+        CoreError::Exists => EEXIST,
     }
 }
 
@@ -456,9 +456,10 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KVBox<Pool>> {
             allocator: AllocatorKind::Static,
         })
     };
-    let init = init.as_ref().map_err(|e| *e)?;
+    let init = init.as_ref().map_err(|e| *e).map_err(errno)?;
     let mut pool = boxed_copy(init)?;
-    pool.reconfigure(cfg.slots, cfg.low_shared_entries)?;
+    pool.reconfigure(cfg.slots, cfg.low_shared_entries)
+        .map_err(errno)?;
     if !cfg.relocate {
         pool.set_relocation(false);
     }
@@ -663,14 +664,17 @@ impl Engine {
         let mut guard = self.lock_policy();
         let st = &mut *guard;
         let mut sl = self.lock_slots();
-        let id = st.table.place(
-            &self.cfg,
-            &mut sl.pool,
-            p,
-            self,
-            (high_mb, low_mb, weight),
-            now,
-        )?;
+        let id = st
+            .table
+            .place(
+                &self.cfg,
+                &mut sl.pool,
+                p,
+                self,
+                (high_mb, low_mb, weight),
+                now,
+            )
+            .map_err(errno)?;
         // The id may have been another vGPU's.
         self.ignored[id].store(0, Ordering::Relaxed);
         self.delivery[id].reset();
@@ -682,7 +686,7 @@ impl Engine {
     pub fn attach_vgpu(&self, id: VgpuId) -> Result {
         let mut guard = self.lock_policy();
         let st = &mut *guard;
-        Ok(st.table.attach(&mut st.sched, id)?)
+        st.table.attach(&mut st.sched, id).map_err(errno)
     }
 
     /// A stopped vGPU with nothing in flight leaves the scheduler (GVT-g:
@@ -691,7 +695,7 @@ impl Engine {
     pub fn detach_vgpu(&self, id: VgpuId) -> Result {
         let mut guard = self.lock_policy();
         let st = &mut *guard;
-        Ok(st.table.detach(&mut st.sched, id)?)
+        st.table.detach(&mut st.sched, id).map_err(errno)
     }
 
     /// Frees a detached vGPU's graphics memory and id (GVT-g: `free_high`).
@@ -700,13 +704,15 @@ impl Engine {
         let now = self.now_ns();
         let mut st = self.lock_policy();
         let mut sl = self.lock_slots();
-        Ok(st.table.unplace(&mut sl.pool, p, self, id, now)?)
+        st.table
+            .unplace(&mut sl.pool, p, self, id, now)
+            .map_err(errno)
     }
 
     /// The vGPU becomes schedulable (GVT-g: `start_schedule`, at VFIO open).
     pub fn start(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.lock_policy().sched.start(id, now)?)
+        self.lock_policy().sched.start(id, now).map_err(errno)
     }
 
     /// The vGPU stops being schedulable; its queued (not in-flight) work is
@@ -714,7 +720,7 @@ impl Engine {
     /// and reset; a GVT-g vGPU being destroyed).
     pub fn stop(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.lock_policy().sched.stop(id, now)?)
+        self.lock_policy().sched.stop(id, now).map_err(errno)
     }
 
     /// Stops scheduling `id` but keeps the counts of its queued work, for a
@@ -723,7 +729,10 @@ impl Engine {
     /// reset of some engines).
     pub fn stop_keeping_queued(&self, id: VgpuId) -> Result {
         let now = self.now_ns();
-        Ok(self.lock_policy().sched.stop_keeping_queued(id, now)?)
+        self.lock_policy()
+            .sched
+            .stop_keeping_queued(id, now)
+            .map_err(errno)
     }
 
     // ---- workload events -------------------------------------------------
@@ -735,7 +744,7 @@ impl Engine {
         }
         let now = self.now_ns();
         let mut st = self.lock_policy();
-        st.sched.queued(id, engine, now)?;
+        st.sched.queued(id, engine, now).map_err(errno)?;
         // `queued` just accepted `id`.
         warn_on!(st.sched.transferred(id, bytes).is_err());
         Counters::bump(&self.counters.queued, 1);
@@ -775,7 +784,8 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .dispatched(id, engine, queued_at, now)?;
+            .dispatched(id, engine, queued_at, now)
+            .map_err(errno)?;
         trace::dispatch(&self.name, id, engine, now.saturating_sub(queued_at));
         Counters::bump(&self.counters.dispatched, 1);
         Ok(())
@@ -788,7 +798,8 @@ impl Engine {
         self.policy
             .lock()
             .sched
-            .completed(id, engine, gpu_ns, now)?;
+            .completed(id, engine, gpu_ns, now)
+            .map_err(errno)?;
         trace::complete(&self.name, id, engine, gpu_ns);
         Counters::bump(&self.counters.completed, 1);
         Ok(())
@@ -797,7 +808,10 @@ impl Engine {
     /// A workload of `id` queued on `engine` was discarded before dispatch
     /// (GVT-g: `completed` with `-ECANCELED`). `EINVAL` if none is queued.
     pub fn cancelled(&self, id: VgpuId, engine: usize) -> Result {
-        Ok(self.lock_policy().sched.cancelled(id, engine)?)
+        self.lock_policy()
+            .sched
+            .cancelled(id, engine)
+            .map_err(errno)
     }
 
     /// Whether the engine thread of `engine` may take `id`'s head workload
@@ -889,7 +903,7 @@ impl Engine {
             }
         }
         drop(sl);
-        let decision = decision?;
+        let decision = decision.map_err(errno)?;
         let picked = decision.vgpu();
         if let Some(load) = decision.into_load() {
             self.load_in_steps(p, load, true);
@@ -1007,7 +1021,7 @@ impl Engine {
     /// Switches policy at run time (takes effect at the next switch point).
     pub fn set_policy(&self, p: Policy) -> Result {
         let now = self.now_ns();
-        Ok(self.lock_policy().sched.set_policy(p, now)?)
+        self.lock_policy().sched.set_policy(p, now).map_err(errno)
     }
 
     /// A scheduler tunable.
@@ -1018,7 +1032,10 @@ impl Engine {
     /// Sets a scheduler tunable (`ERANGE` outside its range).
     pub fn set_tunable(&self, t: Tunable, v: u64) -> Result {
         let now = self.now_ns();
-        Ok(self.lock_policy().sched.set_tunable(t, v, now)?)
+        self.lock_policy()
+            .sched
+            .set_tunable(t, v, now)
+            .map_err(errno)
     }
 
     /// Runs `f` on the slot pool (read-only).
@@ -1030,7 +1047,7 @@ impl Engine {
     pub fn with_pool_mut<R>(&self, f: impl FnOnce(&mut Pool) -> Result<R, CoreError>) -> Result<R> {
         // The policy lock keeps vGPU creation out while the allocator changes.
         let _st = self.lock_policy();
-        Ok(f(&mut self.lock_slots().pool)?)
+        f(&mut self.lock_slots().pool).map_err(errno)
     }
 
     /// Turns periodic relocation on or off. `EOPNOTSUPP` to turn it on for
@@ -1106,26 +1123,28 @@ impl Engine {
 
     /// Overrides the weight of `id`.
     pub fn set_weight(&self, id: VgpuId, w: u32) -> Result {
-        Ok(self.lock_policy().sched.set_weight(id, w)?)
+        self.lock_policy().sched.set_weight(id, w).map_err(errno)
     }
 
     /// The fair-queueing position of `id` relative to this GPU, carried by
     /// a migration (`Scheduler::fq_lag`).
     pub fn fq_lag(&self, id: VgpuId) -> Result<u64> {
-        Ok(self.lock_policy().sched.fq_lag(id)?)
+        self.lock_policy().sched.fq_lag(id).map_err(errno)
     }
 
     /// Places stopped `id` at the fair-queueing position `lag` relative to
     /// this GPU (`Scheduler::set_fq_lag`).
     pub fn set_fq_lag(&self, id: VgpuId, lag: u64) -> Result {
-        Ok(self.lock_policy().sched.set_fq_lag(id, lag)?)
+        self.lock_policy().sched.set_fq_lag(id, lag).map_err(errno)
     }
 
     /// Sets the admin PCI-E bandwidth of `id`, MB/s (0: measure).
     pub fn set_bandwidth(&self, id: VgpuId, mbps: u32) -> Result {
         let mut guard = self.lock_policy();
         let st = &mut *guard;
-        Ok(st.table.set_bandwidth(&mut st.sched, id, mbps)?)
+        st.table
+            .set_bandwidth(&mut st.sched, id, mbps)
+            .map_err(errno)
     }
 
     /// Number of vGPUs.

@@ -2,8 +2,7 @@
 
 //! Per-vGPU tables of a GPU, indexed by [`VgpuId`] without a check that
 //! could fail: a [`VgpuId`] is below [`MAX_VGPUS`] and a table has that
-//! many entries, so a vGPU's entry is always there. And the id as the
-//! kernel's formatting prints it.
+//! many entries, so a vGPU's entry is always there.
 
 use super::{
     VgpuId,
@@ -13,19 +12,7 @@ use core::ops::{
     Index,
     IndexMut, //
 };
-use kernel::{
-    fmt,
-    prelude::*, //
-};
-
-/// `{id}` in `dev_*!`, `pr_*!` and `fmt!` prints the number, as
-/// `core::fmt::Display` does on the host (the core, which knows nothing of
-/// the kernel, implements that one).
-impl fmt::Display for VgpuId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        core::fmt::Display::fmt(self, f)
-    }
-}
+use kernel::prelude::*;
 
 /// One `T` per vGPU id of a GPU, allocated once, when the GPU registers
 /// (nothing is allocated under the engine's locks).

@@ -555,7 +555,7 @@ impl VgpuKnob {
             delivery_cpu_ns,
         } = e.vgpu_snapshot(id).ok_or(ENODEV)?;
         match self {
-            Self::VgpuId => line(w, id),
+            Self::VgpuId => line(w, id.raw()),
             Self::Weight => line(w, s.weight),
             Self::TypeWeight => line(w, type_weight),
             Self::Bandwidth => line(w, bandwidth),

@@ -88,7 +88,7 @@ impl I915Gpu {
                 dev_err!(
                     vgpu.gvt().device(),
                     "vGPU {} keeps its slots: {:?}\n",
-                    id,
+                    id.raw(),
                     e
                 );
             }
@@ -135,7 +135,7 @@ impl I915Gpu {
             dev_err!(
                 gvt.device(),
                 "vGPU {} still busy at destruction: {:?}\n",
-                id,
+                id.raw(),
                 e
             );
         }

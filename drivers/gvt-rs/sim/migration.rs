@@ -767,7 +767,7 @@ impl SimVgpu {
                 self.mdev,
                 "{}: vGPU {}: migration stream refused: {}; the vGPU is reset\n",
                 gpu.engine.name(),
-                self.id,
+                self.id.raw(),
                 why
             );
         }

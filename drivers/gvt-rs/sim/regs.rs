@@ -584,7 +584,12 @@ fn fetch(v: &Vgpu, r: &mut Regs, e: usize) {
         if let Err(err) = v.gpu().submit(v, e, w, bytes) {
             // The V-Channel holds a whole ring, so this is the vGPU going
             // away under us; the descriptor stays unfetched.
-            dev_dbg!(v.mdev, "vGPU {}: descriptor not queued: {:?}\n", v.id, err);
+            dev_dbg!(
+                v.mdev,
+                "vGPU {}: descriptor not queued: {:?}\n",
+                v.id.raw(),
+                err
+            );
             return;
         }
         if let Some(slot) = r.dev.rings.get_mut(e) {

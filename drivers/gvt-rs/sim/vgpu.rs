@@ -173,7 +173,7 @@ impl SimGpu {
             (g.private[id].take(), g.private_low[id].take())
         };
         if let Err(e) = self.engine.destroy_vgpu(self, id) {
-            dev_err!(mdev, "vGPU {id} not destroyed: {e:?}\n");
+            dev_err!(mdev, "vGPU {} not destroyed: {e:?}\n", id.raw());
         }
         drop((high, low));
     }
@@ -315,7 +315,7 @@ impl SimVgpu {
                 self.mdev,
                 "{}: vGPU {} failed: {} (engine {}, descriptor {}); a device reset recovers it\n",
                 gpu.engine.name(),
-                self.id,
+                self.id.raw(),
                 fault.describe(),
                 e,
                 index

@@ -2,10 +2,11 @@
 
 //! Host build of the gvt-rs policy core.
 //!
-//! The kernel module includes `gvt_core.rs` directly with `#[path]` (a kernel
-//! module is a single crate), so this file only supplies the crate-level
-//! attributes that a module cannot carry. Everything else lives in
-//! `gvt_core.rs` and below, and compiles identically in both places, except
+//! kbuild builds the same crate from `drivers/gvt-rs/gvt_core.rs` into
+//! gvt_rs.ko; both roots include `gvt_core.rs`, so this file only supplies
+//! what the host build adds (`no_std`, which kbuild passes itself, and the
+//! test support). Everything else lives in `gvt_core.rs` and below, and
+//! compiles identically in both places, except
 //! the host-only test support of `testing.rs` (the core's own tests and the
 //! `testing` feature), which the kernel never compiles.
 
