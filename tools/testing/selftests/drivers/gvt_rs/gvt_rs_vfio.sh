@@ -71,8 +71,10 @@ for GVT_VFIO_MODE in container iommufd; do
 		c=$(report_field /tmp/vfio_$p.out completed)
 		seen=$((seen + ${c:-0}))
 	done
-	echo "# engine stats $m, the profile runs: submitted=$sub completed=$comp (the guests saw $seen), busy_ns=$busy in all"
-	check "engine accounted every workload $m" test "$sub" = "$comp" -a "$comp" = "$seen" -a "$sub" -gt 0
+	echo "# engine stats $m, the profile runs: submitted=$sub completed=$comp" \
+		"(the guests saw $seen), busy_ns=$busy in all"
+	check "engine accounted every workload $m" \
+		test "$sub" = "$comp" -a "$comp" = "$seen" -a "$sub" -gt 0
 	# Work that moves data: copies on both engines, a reset after every
 	# 5th round (VFIO_DEVICE_RESET and the RESET register in turn) and a
 	# copy from unmapped memory every 17th (a fault, after which the guest
