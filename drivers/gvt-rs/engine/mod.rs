@@ -456,7 +456,7 @@ fn boxed_pool(cfg: &GpuConfig) -> Result<KVBox<Pool>> {
             allocator: AllocatorKind::Static,
         })
     };
-    let init = init.as_ref().map_err(|e| *e).map_err(errno)?;
+    let init = init.as_ref().map_err(|e| errno(*e))?;
     let mut pool = boxed_copy(init)?;
     pool.reconfigure(cfg.slots, cfg.low_shared_entries)
         .map_err(errno)?;
