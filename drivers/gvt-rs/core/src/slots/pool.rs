@@ -162,8 +162,9 @@ impl<const V: usize, const M: usize> SlotPool<V, M> {
     /// [`MAX_VGPUS`], or `cfg.slots` is 0 or above `M`.
     ///
     /// `const` so that the kernel can build it straight into its heap
-    /// allocation from a constant: at about 10 KB it must not be built on a
-    /// 16 KB kernel stack.
+    /// allocation from a constant: at 27 KB (64 slots; about as much for
+    /// any `V`, its vGPU table has an entry for every id) it must not be
+    /// built on a 16 KB kernel stack.
     #[allow(clippy::cast_lossless, reason = "usize::from is not const")]
     pub const fn new(cfg: PoolConfig) -> Result<Self, Error> {
         if V == 0 || V > MAX_VGPUS || cfg.slots == 0 || cfg.slots as usize > M {
