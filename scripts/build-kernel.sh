@@ -80,7 +80,10 @@ start=$(date +%s)
 run_logged "$out/build.log" kmake -j"$jobs" bzImage modules
 run_logged "$out/build.log.headers" kmake -s headers
 log "kernel built in $(($(date +%s) - start)) s: $out/arch/x86/boot/bzImage"
-if grep -nE '(^|[^a-z_])(warning|error)(\[|:)' "$out/build.log" | grep -v '^.*scripts/' | head -20 | grep .; then
+# Compiler and clippy warnings, and modpost's (an export from an init
+# section, a missing symbol or namespace import: "WARNING: modpost: ...").
+if grep -nE '(^|[^a-z_])(warning|error)(\[|:)|^(WARNING|ERROR): modpost: ' "$out/build.log" |
+	grep -v '^.*scripts/' | head -20 | grep .; then
 	[ "${GVT_RS_ALLOW_WARNINGS:-0}" = 1 ] || die "the build printed warnings (see above, full log $out/build.log)"
 fi
 echo "$out"

@@ -5,15 +5,19 @@
 //! The policy logic lives in the `core/` crate, which is compiled both here
 //! and on the host (`cargo test`). `engine/` wraps it with the kernel's
 //! locking, clock and sysfs for one GPU, behind the provider contract
-//! (`Documentation/gvt-rs/provider-contract.rst`); `sim/` is the simulated
-//! GPU provider: an mdev parent whose vGPUs are opened through VFIO; `i915/`
-//! (with `CONFIG_GVT_RS_I915`) offers the same engine to Intel GVT-g as an
-//! external scheduling policy of `kvmgt.ko`.
+//! (`Documentation/gvt-rs/provider-contract.rst`); `i915/` (with
+//! `CONFIG_GVT_RS_I915`) offers the same engine to Intel GVT-g as an
+//! external scheduling policy of `kvmgt.ko`. The simulated GPU is a provider
+//! in a module of its own, `gvt_rs_sim.ko` (`sim/`), which calls the engine
+//! through this module's exported symbols (`gvt_rs_exports.c`).
 
 use engine::sysfs::GpuClass;
 use kernel::{
     prelude::*,
-    sync::Arc, //
+    sync::{
+        global_lock,
+        Arc, //
+    }, //
 };
 
 mod core_kunit;
@@ -23,10 +27,7 @@ pub mod engine;
 use ::gvt_core;
 #[cfg(CONFIG_GVT_RS_I915)]
 pub mod i915;
-#[cfg(CONFIG_GVT_RS_SIM)]
-pub mod protocol;
-#[cfg(CONFIG_GVT_RS_SIM)]
-pub mod sim;
+mod lock_class;
 pub mod timer;
 
 module! {
@@ -39,77 +40,58 @@ module! {
     // `cfg`; without the i915 provider no symbol of the namespace is used,
     // and an import that nothing uses has no effect.
     imports_ns: ["INTEL_GVT_POLICY"],
-    params: {
-        sim_class_gpu: bool {
-            default: true,
-            description: "Offer the simulated GPU gvtsim0 as a class device, for machines without a spare PCI function (any PCI function becomes a simulated GPU when bound to the gvtsim driver)",
-        },
-    },
+}
+
+global_lock! {
+    // SAFETY: The module initialiser calls `init()` before anything else of
+    // the module runs, and a provider module can call `gpu_class()` only
+    // once this module is initialised.
+    unsafe(uninit) static GPU_CLASS: Mutex<Option<Arc<GpuClass>>> = None;
+}
+
+/// The class of the GPUs' devices, `/sys/class/gvt_rs/`, for a provider in
+/// a module of its own (`gvt_rs_sim.ko`).
+///
+/// It exists from this module's initialisation to its exit, and a module
+/// that calls this function depends on this one, which cannot go first.
+pub fn gpu_class() -> Result<Arc<GpuClass>> {
+    GPU_CLASS.lock().clone().ok_or(ENODEV)
 }
 
 /// The module: its providers and the class of the GPUs' devices.
 ///
-/// The providers are independent of each other, and each holds a reference
-/// on the class, which therefore goes when the last of them does, whatever
-/// the order in which the fields drop. No GPU uses the GVT-g policy at
+/// The class goes when the last of its users does: this module, the i915
+/// provider, a provider module's GPUs. No GPU uses the GVT-g policy at
 /// unload: each holds a reference on this module.
-struct GvtRs {
+///
+/// Public because the `#[vtable]` operations of the vGPUs' files
+/// (`engine::sysfs::VgpuFiles`), which a provider module's driver uses,
+/// name their owner module, this one.
+pub struct GvtRs {
     #[cfg(CONFIG_GVT_RS_I915)]
     _i915: Pin<KBox<i915::Registration>>,
-    #[cfg(CONFIG_GVT_RS_SIM)]
-    _sim: SimProvider,
-    _class: Arc<GpuClass>,
 }
 
-/// The simulated GPUs: PCI functions bound to the `gvtsim` driver and,
-/// unless `sim_class_gpu=0`, the class device `gvtsim0`.
-///
-/// Every GPU holds a reference to the mdev driver's registration and to the
-/// class of the GPUs' devices.
-#[cfg(CONFIG_GVT_RS_SIM)]
-struct SimProvider {
-    #[cfg(CONFIG_PCI)]
-    _pci: sim::pci::Registration,
-    _class_gpu: Option<sim::Instance>,
-}
-
-#[cfg(CONFIG_GVT_RS_SIM)]
-impl SimProvider {
-    fn new(class: &Arc<GpuClass>, module: &'static ThisModule) -> Result<Self> {
-        let driver = Arc::new(sim::DriverRegistration::new(module)?, GFP_KERNEL)?;
-        let class_gpu = if module_parameters::sim_class_gpu.value() {
-            Some(sim::Instance::new(c"gvtsim0", None, class, &driver)?)
-        } else {
-            None
-        };
-        #[cfg(CONFIG_PCI)]
-        let pci = sim::pci::Registration::new(class.clone(), driver, module)?;
-        #[cfg(not(CONFIG_PCI))]
-        let _ = (driver, module);
+impl kernel::Module for GvtRs {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: Called once, first: nothing reads `GPU_CLASS` before.
+        unsafe { GPU_CLASS.init() };
+        let class = engine::sysfs::gpu_class()?;
+        // GVT-g may activate the policy at once (kvmgt.sched_policy).
+        #[cfg(CONFIG_GVT_RS_I915)]
+        let i915 = KBox::pin_init(i915::register(class.clone()), GFP_KERNEL)?;
+        // Last, when nothing can fail any more (a failed init runs no
+        // `drop`): no provider module can load before this one is live.
+        *GPU_CLASS.lock() = Some(class);
         Ok(Self {
-            #[cfg(CONFIG_PCI)]
-            _pci: pci,
-            _class_gpu: class_gpu,
+            #[cfg(CONFIG_GVT_RS_I915)]
+            _i915: i915,
         })
     }
 }
 
-impl kernel::Module for GvtRs {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        let class = engine::sysfs::gpu_class()?;
-        #[cfg(CONFIG_GVT_RS_SIM)]
-        let sim = SimProvider::new(&class, module)?;
-        #[cfg(not(CONFIG_GVT_RS_SIM))]
-        let _ = module;
-        // Last: GVT-g may activate the policy at once (kvmgt.sched_policy).
-        #[cfg(CONFIG_GVT_RS_I915)]
-        let i915 = KBox::pin_init(i915::register(class.clone()), GFP_KERNEL)?;
-        Ok(Self {
-            #[cfg(CONFIG_GVT_RS_I915)]
-            _i915: i915,
-            #[cfg(CONFIG_GVT_RS_SIM)]
-            _sim: sim,
-            _class: class,
-        })
+impl Drop for GvtRs {
+    fn drop(&mut self) {
+        GPU_CLASS.lock().take();
     }
 }

@@ -16,9 +16,9 @@
 //! cancelled and the work item disabled, and then nothing is armed, queued
 //! or running.
 
+use crate::lock_class::lock_class;
 use kernel::{
     impl_has_hr_timer,
-    new_spinlock,
     prelude::*,
     sync::{
         Arc,
@@ -41,7 +41,6 @@ use kernel::{
     workqueue::{
         self,
         impl_has_work,
-        new_work,
         Work,
         WorkItem, //
     }, //
@@ -92,17 +91,22 @@ impl<T: TimerTarget> Timer<T> {
     /// A timer that calls its target with `index`; it does nothing until
     /// [`Timer::bind`] gives it a target.
     pub fn new(index: usize) -> Result<Arc<Self>> {
+        // Not `new_work!` and `new_spinlock!`: this function is generic
+        // (`crate::lock_class`).
+        let (work_name, work_key) = lock_class!("gvt_rs::Timer::work");
+        let (state_name, state_key) = lock_class!("gvt_rs::Timer::state");
         Arc::pin_init(
             pin_init!(Self {
                 hrtimer <- HrTimer::new(),
-                work <- new_work!("gvt_rs::Timer::work"),
-                state <- new_spinlock!(
+                work <- Work::new(work_name, work_key),
+                state <- SpinLock::new(
                     TimerState {
                         target: None,
                         armed: None,
                         shut_down: false,
                     },
-                    "gvt_rs::Timer::state"
+                    state_name,
+                    state_key,
                 ),
                 index,
             }),

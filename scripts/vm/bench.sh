@@ -59,7 +59,7 @@ TYPES=/sys/class/mdev_bus/gvtsim0/mdev_supported_types
 GUEST=/tests/kselftest/drivers/gvt_rs/gvt_guest
 RUN_S=20
 
-modprobe gvt_rs || exit 1
+modprobe gvt_rs_sim || exit 1
 [ -x /l2/qemu ] || { echo "no L2 payload in this image"; exit 1; }
 echo sfq >"$GPU/policy"
 
@@ -451,9 +451,9 @@ bench_drm() {
 # (planned off the locks: gm_replans). The module is reloaded first, so the
 # figures count from its load: the vGPUs' creation (placed under the locks)
 # and the run.
-# reload: a fresh gvt_rs, once its simulated GPU's directory is there.
+# reload: a fresh gvt_rs and gvt_rs_sim, once its simulated GPU's directory is there.
 reload() {
-	rmmod gvt_rs && modprobe gvt_rs || return 1
+	rmmod gvt_rs_sim && rmmod gvt_rs && modprobe gvt_rs_sim || return 1
 	i=0
 	while [ ! -d "$GPU" ] && [ $i -lt 20 ]; do
 		sleep 1
@@ -554,4 +554,4 @@ part drm && bench_drm
 part locks && bench_locks
 part migration && bench_migration
 echo tbs >"$GPU/policy"
-rmmod gvt_rs
+rmmod gvt_rs_sim && rmmod gvt_rs

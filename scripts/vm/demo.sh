@@ -13,8 +13,8 @@ show_tree() {
 	done
 }
 
-echo "== modprobe gvt_rs"
-modprobe gvt_rs || exit 1
+echo "== modprobe gvt_rs_sim (the simulated GPU; it loads gvt_rs)"
+modprobe gvt_rs_sim || exit 1
 dmesg | grep gvt-rs | tail -n 3
 echo "== /sys/class/gvt_rs"
 for g in /sys/class/gvt_rs/*; do
@@ -136,5 +136,5 @@ if [ -d "$GPU" ] && [ -x /usr/bin/qemu-system-x86_64 ] && [ -f /l2/bzImage ]; th
 	echo tbs >"$GPU/policy"
 fi
 
-echo "== rmmod gvt_rs"
-rmmod gvt_rs
+echo "== rmmod gvt_rs_sim gvt_rs"
+rmmod gvt_rs_sim && rmmod gvt_rs

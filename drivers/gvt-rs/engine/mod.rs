@@ -89,6 +89,7 @@ use crate::gvt_core::{
     },
     Error as CoreError, //
 };
+use crate::lock_class::lock_class;
 use core::{
     ops::{
         Deref,
@@ -101,7 +102,6 @@ use core::{
     },
 };
 use kernel::{
-    new_mutex,
     prelude::*,
     sync::{
         Arc,
@@ -116,7 +116,6 @@ use kernel::{
     workqueue::{
         self,
         impl_has_work,
-        new_work,
         Work,
         WorkItem, //
     }, //
@@ -545,14 +544,20 @@ impl Engine {
         let sched = boxed_sched()?;
         let pool = boxed_pool(&cfg)?;
         let snapshot = boxed_pool(&cfg)?;
+        // Not `new_mutex!` and `new_work!`: a provider in another module
+        // runs the initializer (`crate::lock_class`).
+        let (work_name, work_key) = lock_class!("gvt_rs::Replanner::work");
+        let (replan_name, replan_key) = lock_class!("gvt_rs_replan");
+        let (policy_name, policy_key) = lock_class!("gvt_rs_policy");
+        let (slots_name, slots_key) = lock_class!("gvt_rs_slots");
         let replanner = Arc::pin_init(
             pin_init!(Replanner {
-                work <- new_work!("gvt_rs::Replanner::work"),
+                work <- Work::new(work_name, work_key),
                 busy: AtomicBool::new(false),
-                state <- new_mutex!(ReplanState {
+                state <- Mutex::new(ReplanState {
                     snapshot,
                     plan: None,
-                }, "gvt_rs_replan"),
+                }, replan_name, replan_key),
             }),
             GFP_KERNEL,
         )?;
@@ -560,17 +565,17 @@ impl Engine {
             cfg,
             name,
             base: Instant::now(),
-            policy <- new_mutex!(PolicyState {
+            policy <- Mutex::new(PolicyState {
                 sched,
                 table: VgpuTable::new(),
                 holds: HoldStats::EMPTY,
-            }, "gvt_rs_policy"),
-            slots <- new_mutex!(SlotState {
+            }, policy_name, policy_key),
+            slots <- Mutex::new(SlotState {
                 pool,
                 holds: HoldStats::EMPTY,
                 decides: HoldStats::EMPTY,
                 loads: HoldStats::EMPTY,
-            }, "gvt_rs_slots"),
+            }, slots_name, slots_key),
             counters: Counters::default(),
             ignored,
             delivery,

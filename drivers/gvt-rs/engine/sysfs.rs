@@ -625,6 +625,8 @@ const _: () = {
 /// mode ([`RO`], [`RW`] or [`TENANT`]). Expands to `$cb! { $($args)* [...] }`
 /// so that every kind of directory is built from this one table.
 #[cfg(any(CONFIG_GVT_RS_SIM, CONFIG_GVT_RS_I915))]
+#[macro_export]
+#[doc(hidden)]
 macro_rules! vgpu_files {
     ($cb:ident! { $($args:tt)* }) => {
         $cb! { $($args)* [
@@ -690,7 +692,7 @@ pub trait VgpuData: Sync {
 
 /// The operations of the files of a vGPU whose device's driver data is a `D`.
 #[cfg(CONFIG_GVT_RS_SIM)]
-pub(crate) struct VgpuFiles<D>(core::marker::PhantomData<D>);
+pub struct VgpuFiles<D>(core::marker::PhantomData<D>);
 
 #[cfg(CONFIG_GVT_RS_SIM)]
 #[vtable]
@@ -722,6 +724,7 @@ impl<const ID: u64, D: VgpuData> sysfs::AttributeOperations<ID> for VgpuFiles<D>
 /// of the files of a vGPU's device whose driver data is a `$data`
 /// ([`VgpuData`]), for the provider's mdev driver's `dev_groups`.
 #[cfg(CONFIG_GVT_RS_SIM)]
+#[macro_export]
 macro_rules! vgpu_group {
     ($vis:vis static $name:ident: $data:ty) => {
         $crate::engine::sysfs::vgpu_files!(vgpu_group! { @group $vis $name $data });
@@ -741,10 +744,12 @@ macro_rules! vgpu_group {
         }
     };
 }
+// By their paths here; `#[macro_export]` also puts them at the crate's root,
+// for the providers' crates (gvt_rs_sim.ko).
+#[cfg(any(CONFIG_GVT_RS_SIM, CONFIG_GVT_RS_I915))]
+pub use crate::vgpu_files;
 #[cfg(CONFIG_GVT_RS_SIM)]
-pub(crate) use vgpu_files;
-#[cfg(CONFIG_GVT_RS_SIM)]
-pub(crate) use vgpu_group;
+pub use crate::vgpu_group;
 
 /// The data behind a vGPU's kobject directory, for providers whose vGPU
 /// devices belong to another driver (i915: KVMGT's mdev driver), which

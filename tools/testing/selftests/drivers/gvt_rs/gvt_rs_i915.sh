@@ -35,7 +35,9 @@ unload() {
 	modprobe -r "$1"
 }
 
-# gvt_rs.ko with the i915 provider holds kvmgt.ko.
+# gvt_rs.ko with the i915 provider holds kvmgt.ko; the simulated GPU's
+# module, gvt_rs_sim.ko, holds gvt_rs.ko.
+module_loaded gvt_rs_sim && rmmod gvt_rs_sim
 module_loaded gvt_rs && rmmod gvt_rs
 unload kvmgt
 unload i915
@@ -80,7 +82,8 @@ check "no GPU uses the policy: gvt_rs is not held" \
 	test "$(cat /sys/module/gvt_rs/refcnt)" -eq 0
 gpus=$(count_paths "$GVT_SYSFS"/0000:*)
 check "no i915 GPU directory without a GVT instance" test "$gpus" -eq 0
-check "the simulated GPU is still there" test -d "$GVT_GPU"
+check "the simulated GPU's module loads beside the policy, and unloads" \
+	sh -c "modprobe gvt_rs_sim && [ -d $GVT_GPU ] && rmmod gvt_rs_sim && [ ! -e $GVT_GPU ]"
 before=$(log_count "$unreg")
 check "rmmod gvt_rs unregisters the policy" \
 	sh -c "rmmod gvt_rs && [ \$(dmesg | grep -c '$unreg') -eq $((before + 1)) ]"

@@ -240,7 +240,7 @@ remove_all_vgpus() {
 
 # sim_ready: gvt_rs is loaded with its simulated GPU and no vGPU.
 sim_ready() {
-	module_loaded gvt_rs || modprobe gvt_rs || return 1
+	module_loaded gvt_rs_sim || modprobe gvt_rs_sim || return 1
 	remove_all_vgpus
 	set_attr "$GVT_GPU/gm_allocator" static
 	set_attr "$GVT_GPU/policy" tbs

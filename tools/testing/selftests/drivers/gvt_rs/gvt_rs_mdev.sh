@@ -56,16 +56,16 @@ set_attr "$GVT_GPU/gm_allocator" static
 # Unload with vGPUs: the parent removes them.
 vgpu_create GVTg_V5_8 >/dev/null
 vgpu_create GVTg_V5_2 >/dev/null
-check "rmmod with two vGPUs removes them" rmmod gvt_rs
+check "rmmod with two vGPUs removes them" rmmod gvt_rs_sim
 check "mdev parent gone" test ! -e "$GVT_PARENT"
 
 # Unload with an open vGPU: refused while the VM holds it. The VM holds it
 # until it is killed, however long the check takes.
-modprobe gvt_rs
+modprobe gvt_rs_sim
 u=$(vgpu_create GVTg_V5_4)
 guest "$u" /tmp/mdev_idle.out -p idle -t 600
-check "rmmod with an open vGPU fails" sh -c "! rmmod gvt_rs 2>/dev/null"
+check "rmmod with an open vGPU fails" sh -c "! rmmod gvt_rs_sim 2>/dev/null"
 kill "$GUEST_PID"
 wait "$GUEST_PID"
-check "rmmod after the VM closed it" rmmod gvt_rs
+check "rmmod after the VM closed it" rmmod gvt_rs_sim
 ktap_finished

@@ -5,7 +5,7 @@
 # for mdev types: the gvtsim PCI driver binds only through driver_override,
 # its GPU is independent of gvtsim0, runs guests, and goes away cleanly on
 # unbind (with vGPUs, open or not) and on module unload; the class GPU is
-# optional (sim_class_gpu).
+# optional (gvt_rs_sim.class_gpu).
 
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
@@ -112,19 +112,19 @@ check "unbind with an open vGPU: device request, the VM lets go" sh -c \
 pci_gpu_bind
 u=$(new_uuid)
 echo "$u" >"$PCI_TYPES/gvtsim-GVTg_V5_4/create"
-check "rmmod gvt_rs with a bound PCI GPU and a vGPU" rmmod gvt_rs
+check "rmmod gvt_rs_sim with a bound PCI GPU and a vGPU" rmmod gvt_rs_sim
 check "the function is unbound, its vGPU gone" sh -c \
 	"[ ! -e $GVT_PCI_DEV/driver ] && [ ! -e /sys/bus/mdev/devices/$u ]"
 
-# sim_class_gpu=0: only PCI GPUs.
-check "sim_class_gpu=bogus is refused" sh -c "! modprobe gvt_rs sim_class_gpu=bogus 2>/dev/null && ! grep -q '^gvt_rs ' /proc/modules"
-modprobe gvt_rs sim_class_gpu=0
-check "sim_class_gpu=0: no gvtsim0" sh -c "[ ! -e $GVT_PARENT ] && [ ! -e $GVT_GPU ] && [ -d $GVT_SYSFS ]"
-check "sim_class_gpu=0: the PCI GPU works (driver_override kept)" sh -c \
+# class_gpu=0: only PCI GPUs.
+check "class_gpu=bogus is refused" sh -c "! modprobe gvt_rs_sim class_gpu=bogus 2>/dev/null && ! grep -q '^gvt_rs_sim ' /proc/modules"
+modprobe gvt_rs_sim class_gpu=0
+check "class_gpu=0: no gvtsim0" sh -c "[ ! -e $GVT_PARENT ] && [ ! -e $GVT_GPU ] && [ -d $GVT_SYSFS ]"
+check "class_gpu=0: the PCI GPU works (driver_override kept)" sh -c \
 	"echo $GVT_PCI_ADDR >/sys/bus/pci/drivers_probe && [ -d $PCI_TYPES ] && [ -d $PCI_GPU ]"
-rmmod gvt_rs
+rmmod gvt_rs_sim
 pci_gpu_unbind 2>/dev/null
-modprobe gvt_rs
+modprobe gvt_rs_sim
 check "default: gvtsim0 is back, the function stays unbound" sh -c \
 	"[ -d $GVT_PARENT ] && [ ! -e $GVT_PCI_DEV/driver ]"
 ktap_finished

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Removing a vGPU, unbinding its GPU's PCI function or unloading gvt_rs
+# Removing a vGPU, unbinding its GPU's PCI function or unloading gvt_rs_sim
 # while a process holds the vGPU's VFIO device: the removal waits for the
 # holder, asks it to let go through its REQ eventfd (again every 10 s), and
 # completes once the holder closed the device; `fuser`'s way (the files in
@@ -176,12 +176,12 @@ echo "$u" >"$PCI_TYPES/gvtsim-GVTg_V5_8/create"
 hold iommufd "$u" iommufd -q "$T.iommufd.reqs"
 c=$(cdev "$u")
 check "the holder has $c open" test "$(holders "$c")" = "$HOLD_PID"
-rmmod gvt_rs 2>"$T.rmmod.err"
+rmmod gvt_rs_sim 2>"$T.rmmod.err"
 rc=$?
-echo "# rmmod: $(cat "$T.rmmod.err"); refcnt $(cat /sys/module/gvt_rs/refcnt)"
+echo "# rmmod: $(cat "$T.rmmod.err"); refcnt $(cat /sys/module/gvt_rs_sim/refcnt)"
 check "the bound file holds the module: rmmod is refused" sh -c \
-	"[ $rc != 0 ] && [ \$(cat /sys/module/gvt_rs/refcnt) -ge 1 ] &&
-	 grep -q '^gvt_rs .* Live' /proc/modules"
+	"[ $rc != 0 ] && [ \$(cat /sys/module/gvt_rs_sim/refcnt) -ge 1 ] &&
+	 grep -q '^gvt_rs_sim .* Live' /proc/modules"
 (echo "$GVT_PCI_ADDR" >"$GVT_PCI_DEV/driver/unbind") &
 unbind_pid=$!
 check "PCI unbind asks the holder to let go" wait_until "$GVT_WAIT_S" requests iommufd 1
@@ -198,26 +198,26 @@ u=$(vgpu_create GVTg_V5_8)
 hold unbound "$u" unbound
 c=$(cdev "$u")
 check "the holder has $c open" test "$(holders "$c")" = "$HOLD_PID"
-rmmod gvt_rs &
+rmmod gvt_rs_sim &
 rmmod_pid=$!
-check "rmmod starts: gvt_rs is Unloading" \
-	wait_until "$GVT_WAIT_S" grep -q '^gvt_rs .* Unloading' /proc/modules
+check "rmmod starts: gvt_rs_sim is Unloading" \
+	wait_until "$GVT_WAIT_S" grep -q '^gvt_rs_sim .* Unloading' /proc/modules
 check "rmmod waits while the file is open" blocked "$rmmod_pid" "$PARENT_DIR/$u"
 show_wait "$rmmod_pid"
 echo "# meanwhile $PARENT_DIR/$u/:" "$PARENT_DIR/$u"/*
 check "the holder is found: its file shows as $c (deleted)" \
 	test "$(holders "$c (deleted)")" = "$HOLD_PID"
-rmmod gvt_rs 2>"$T.rmmod2.err"
+rmmod gvt_rs_sim 2>"$T.rmmod2.err"
 rc=$?
-echo "# a second rmmod: $(cat "$T.rmmod2.err"); refcnt $(cat /sys/module/gvt_rs/refcnt)"
-insmod "$(find "/lib/modules/$(uname -r)" -name gvt_rs.ko)" 2>"$T.insmod.err"
+echo "# a second rmmod: $(cat "$T.rmmod2.err"); refcnt $(cat /sys/module/gvt_rs_sim/refcnt)"
+insmod "$(find "/lib/modules/$(uname -r)" -name gvt_rs_sim.ko)" 2>"$T.insmod.err"
 echo "# insmod meanwhile: status $?, $(cat "$T.insmod.err")"
 check "a second rmmod fails (busy) and changes nothing" sh -c \
-	"[ $rc != 0 ] && grep -q busy $T.rmmod2.err && grep -q '^gvt_rs .* Unloading' /proc/modules"
+	"[ $rc != 0 ] && grep -q busy $T.rmmod2.err && grep -q '^gvt_rs_sim .* Unloading' /proc/modules"
 check "the holder closes the file" let_go
 check "rmmod returns 0 once the file is closed" finished "$rmmod_pid"
-check "gvt_rs is unloaded" sh -c "! grep -q '^gvt_rs ' /proc/modules"
-modprobe gvt_rs
+check "gvt_rs_sim is unloaded" sh -c "! grep -q '^gvt_rs_sim ' /proc/modules"
+modprobe gvt_rs_sim
 check "rmmod returned after the file's VFIO device was released" \
 	released "${c#/dev/vfio/devices/vfio}" "$(type_dir GVTg_V5_8)"
 
@@ -246,7 +246,7 @@ rm_pid=$!
 check "remove waits while an unbound file is open" blocked "$rm_pid" "$PARENT_DIR/$u"
 let_go
 check "remove returns 0 once the file is closed" finished "$rm_pid"
-check "rmmod right after the removal returned" rmmod gvt_rs
+check "rmmod right after the removal returned" rmmod gvt_rs_sim
 
 # With CONFIG_DEBUG_KOBJECT_RELEASE (which logs each delayed release) late
 # releases come within seconds (1-4 s each, some in a chain): give them the
@@ -258,6 +258,6 @@ r=$(reports)
 [ -z "$r" ] || echo "$r" | sed 's/^/# /'
 check "no kernel report (KASAN, BUG, WARNING, refcount) since the test started" test -z "$r"
 
-modprobe gvt_rs
+modprobe gvt_rs_sim
 pci_gpu_unbind 2>/dev/null
 ktap_finished

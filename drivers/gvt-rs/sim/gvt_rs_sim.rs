@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The simulated GPU provider.
+//! gvt_rs_sim: the simulated GPU, a provider of gvt_rs.
 //!
 //! An mdev parent (`/sys/class/mdev_bus/gvtsim0`) offers vGPU types shaped
 //! like GVT-g's. Each vGPU is a VFIO PCI device (configuration space with an
@@ -12,16 +12,20 @@
 //! a status page in guest memory. Engines execute one workload at a
 //! time for its stated duration on an hrtimer, non-preemptively, and a vGPU
 //! switch waits until every engine drained, as GVT-g's scheduler does. The
-//! policy decisions come from the provider-agnostic [`Engine`]. The GPU has
-//! a physical GTT and every vGPU a private GTT in kernel memory; on a switch
-//! the engine asks for the non-resident slots only, which are really copied.
+//! policy decisions come from the provider-agnostic [`Engine`] of gvt_rs.ko,
+//! whose crates this one names with `--extern` (the Makefile) and whose
+//! exported symbols it calls. The GPU has a physical GTT and every vGPU a
+//! private GTT in kernel memory; on a switch the engine asks for the
+//! non-resident slots only, which are really copied.
 //!
 //! Register map and semantics: `Documentation/gvt-rs/simulated-gpu.rst`.
 //!
 //! The GPU and its dispatch loop are in `gpu.rs`, its GTT in `gtt.rs`, its
 //! side of the engine's interface in `provider.rs`, a vGPU's lifecycle and
 //! VFIO state transitions in `vgpu.rs`, the mdev driver and the
-//! registration of a GPU in `mdev.rs`.
+//! registration of a GPU in `mdev.rs`; the device protocol is `../protocol.rs`.
+//!
+//! [`Engine`]: engine::Engine
 
 mod copy;
 mod delivery;
@@ -31,7 +35,10 @@ mod irq;
 mod mdev;
 mod migration;
 #[cfg(CONFIG_PCI)]
-pub mod pci;
+mod pci;
+// Shared with the guest driver (`guest/gvt_rs_guest.rs`).
+#[path = "../protocol.rs"]
+pub mod protocol;
 mod provider;
 mod regs;
 mod ring;
@@ -40,13 +47,23 @@ mod vdev;
 mod vgpu;
 mod vmcpu;
 
-use crate::engine::VgpuType;
-use crate::gvt_core::slots::ENTRIES_PER_SLOT;
+// gvt_rs.ko's crates, by the paths the modules here name them with.
+use ::gvt_core;
+use engine::VgpuType;
 pub use gpu::SimGpu;
 use gtt::{
     dirty_bit,
     dirty_range,
     SCRUB_CHUNK, //
+};
+use gvt_core::slots::ENTRIES_PER_SLOT;
+use gvt_rs_main::{
+    engine,
+    timer, //
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
 };
 pub use mdev::{
     DriverRegistration,
@@ -59,7 +76,7 @@ pub use vgpu::VgpuHandle;
 /// Number of engines of the simulated GPU (render and blitter).
 pub const ENGINES: usize = 2;
 /// Workloads a vGPU may queue per engine: a whole guest ring.
-pub const QDEPTH: usize = crate::protocol::RING_MAX as usize;
+pub const QDEPTH: usize = protocol::RING_MAX as usize;
 /// Longest workload accepted, us (GVT-g's watchdog would fire long before).
 pub const MAX_DURATION_US: u32 = 100_000;
 /// Guest-usable low GM (aperture) of the simulated GPU: 1 GB minus the
@@ -68,9 +85,9 @@ const LOW_MB: u32 = 896;
 /// Guest-usable high GM slots: 3456 MB, as the DymGPU paper's GPU.
 const SLOTS: u16 = 54;
 /// The most vGPUs the simulated GPU takes at once: the kernel's capacity
-/// ([`crate::engine::MAX_VGPUS`]). The `static` allocator fits at most 54
+/// ([`engine::MAX_VGPUS`]). The `static` allocator fits at most 54
 /// (one slot each); the sharing allocators place all 64.
-const MAX_VGPUS: usize = crate::engine::MAX_VGPUS;
+const MAX_VGPUS: usize = engine::MAX_VGPUS;
 /// Entries of the shared low-GM region (64 MB) under sharing allocators.
 const LOW_SHARED_ENTRIES: u32 = ENTRIES_PER_SLOT;
 const ENTRIES: usize = ENTRIES_PER_SLOT as usize;
@@ -121,3 +138,50 @@ pub static TYPES: [VgpuType; 5] = [
         resolution: "1024x768",
     },
 ];
+
+module! {
+    type: SimModule,
+    name: "gvt_rs_sim",
+    authors: ["gvt-rs developers"],
+    description: "gvt-rs simulated GPU: an mdev parent whose vGPUs gvt_rs schedules",
+    license: "GPL",
+    imports_ns: ["GVT_RS"],
+    params: {
+        class_gpu: bool {
+            default: true,
+            description: "Offer the simulated GPU gvtsim0 as a class device, for machines without a spare PCI function (any PCI function becomes a simulated GPU when bound to the gvtsim driver)",
+        },
+    },
+}
+
+/// The module: the simulated GPUs on PCI functions bound to the `gvtsim`
+/// driver and, unless `class_gpu=0`, the class device `gvtsim0`.
+///
+/// Every GPU holds a reference to the mdev driver's registration and to
+/// the class of the GPUs' devices, which gvt_rs.ko owns.
+struct SimModule {
+    #[cfg(CONFIG_PCI)]
+    _pci: pci::Registration,
+    _class_gpu: Option<Instance>,
+}
+
+impl kernel::Module for SimModule {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let class = gvt_rs_main::gpu_class()?;
+        let driver = Arc::new(DriverRegistration::new(module)?, GFP_KERNEL)?;
+        let class_gpu = if module_parameters::class_gpu.value() {
+            Some(Instance::new(c"gvtsim0", None, &class, &driver)?)
+        } else {
+            None
+        };
+        #[cfg(CONFIG_PCI)]
+        let pci = pci::Registration::new(class, driver, module)?;
+        #[cfg(not(CONFIG_PCI))]
+        let _ = (class, driver);
+        Ok(Self {
+            #[cfg(CONFIG_PCI)]
+            _pci: pci,
+            _class_gpu: class_gpu,
+        })
+    }
+}
