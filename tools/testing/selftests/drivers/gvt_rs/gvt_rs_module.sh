@@ -9,7 +9,8 @@
 . "$(dirname "$0")/gvt_rs_lib.sh"
 
 ktap_print_header
-if ! modinfo gvt_rs_sim >/dev/null 2>&1 && [ ! -e "/lib/modules/$(uname -r)/kernel/drivers/gvt-rs/gvt_rs_sim.ko" ]; then
+if ! modinfo gvt_rs_sim >/dev/null 2>&1 &&
+	[ ! -e "/lib/modules/$(uname -r)/kernel/drivers/gvt-rs/gvt_rs_sim.ko" ]; then
 	ktap_skip_all "gvt_rs.ko and gvt_rs_sim.ko are not installed"
 	exit "$KSFT_SKIP"
 fi
@@ -24,7 +25,8 @@ check "version reads as x.y.z" sh -c "grep -qxE '[0-9]+\.[0-9]+\.[0-9]+' $GVT_VE
 check "version is read-only" sh -c "! (echo 1 > $GVT_VERSION) 2>/dev/null"
 check "modprobe gvt_rs_sim: its GPU gvtsim0" sh -c "modprobe gvt_rs_sim && [ -d $GVT_GPU ]"
 check "gvt_rs_sim holds gvt_rs: rmmod gvt_rs is refused" \
-	sh -c "[ -e /sys/module/gvt_rs/holders/gvt_rs_sim ] && ! rmmod gvt_rs 2>/dev/null && [ -d $GVT_GPU ]"
+	sh -c "[ -e /sys/module/gvt_rs/holders/gvt_rs_sim ] &&
+	       ! rmmod gvt_rs 2>/dev/null && [ -d $GVT_GPU ]"
 check "rmmod gvt_rs_sim: its GPU goes, the class stays" \
 	sh -c "rmmod gvt_rs_sim && [ ! -e $GVT_GPU ] && [ -d $GVT_SYSFS ]"
 check "rmmod gvt_rs" rmmod gvt_rs
@@ -34,7 +36,8 @@ check "sysfs directory removed" test ! -e "$GVT_SYSFS"
 modprobe gvt_rs_sim
 exec 3<"$GVT_GPU/policy"
 check "rmmod with an open sysfs file" sh -c "rmmod gvt_rs_sim && rmmod gvt_rs"
-check "read after unload fails with ENODEV" sh -c "cat <&3 2>&1 >/dev/null | grep -q 'No such device'"
+check "read after unload fails with ENODEV" \
+	sh -c "cat <&3 2>&1 >/dev/null | grep -q 'No such device'"
 exec 3<&-
 
 # With CONFIG_DEBUG_KOBJECT_RELEASE (the KASAN kernel, which logs each

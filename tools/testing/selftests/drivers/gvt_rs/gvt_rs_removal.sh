@@ -213,7 +213,8 @@ echo "# a second rmmod: $(cat "$T.rmmod2.err"); refcnt $(cat /sys/module/gvt_rs_
 insmod "$(find "/lib/modules/$(uname -r)" -name gvt_rs_sim.ko)" 2>"$T.insmod.err"
 echo "# insmod meanwhile: status $?, $(cat "$T.insmod.err")"
 check "a second rmmod fails (busy) and changes nothing" sh -c \
-	"[ $rc != 0 ] && grep -q busy $T.rmmod2.err && grep -q '^gvt_rs_sim .* Unloading' /proc/modules"
+	"[ $rc != 0 ] && grep -q busy $T.rmmod2.err &&
+	 grep -q '^gvt_rs_sim .* Unloading' /proc/modules"
 check "the holder closes the file" let_go
 check "rmmod returns 0 once the file is closed" finished "$rmmod_pid"
 check "gvt_rs_sim is unloaded" sh -c "! grep -q '^gvt_rs_sim ' /proc/modules"
