@@ -42,9 +42,8 @@ use crate::{
     fs::file::Offset,
     ioctl::_IO,
     module::this_module,
-    new_mutex,
-    new_spinlock,
     prelude::*,
+    static_lock_class,
     sync::{
         aref::{
             ARef,
@@ -52,6 +51,7 @@ use crate::{
         },
         Arc,
         ArcBorrow,
+        LockClassKey,
         Mutex,
         SpinLock, //
     },
@@ -540,6 +540,25 @@ unsafe impl<T: Operations> Send for Device<T> {}
 // SAFETY: As for `Send`: every operation on `&Device` may run concurrently.
 unsafe impl<T: Operations> Sync for Device<T> {}
 
+/// A lock class of every [`Device`]: its name and key.
+type LockClass = (&'static CStr, Pin<&'static LockClassKey>);
+
+// The lock classes of a `Device<T>`, whatever `T`, from this crate's code. `Device::new` is
+// generic, so it is compiled into the driver's module; with `new_spinlock!` there, the class's
+// key would be this crate's `static` but its name the module's copy of a string literal, which
+// lockdep keeps after the module is gone, and another module (or the same one loaded at another
+// address) would bring a second name for the key, which lockdep warns about.
+
+#[inline(never)]
+fn parent_lock_class() -> LockClass {
+    (c"vfio::Device::parent", static_lock_class!())
+}
+
+#[inline(never)]
+fn open_lock_class() -> LockClass {
+    (c"vfio::Device::open", static_lock_class!())
+}
+
 impl<T: Operations> Device<T> {
     const VTABLE: bindings::vfio_device_ops = bindings::vfio_device_ops {
         name: crate::str::as_char_ptr_in_const_context(T::NAME).cast_mut(),
@@ -618,6 +637,8 @@ impl<T: Operations> Device<T> {
         })?;
         // `vdev` is the first field (`repr(C)`), as `vfio_alloc_device()` requires.
         let this = vdev.cast::<Self>();
+        let (parent_name, parent_key) = parent_lock_class();
+        let (open_name, open_key) = open_lock_class();
         let init = try_pin_init!(Self {
             header <- pin_init!(Header {
                 // Initialised by the VFIO core.
@@ -626,8 +647,8 @@ impl<T: Operations> Device<T> {
                 // Replaced below, once the device is counted.
                 devices: NonNull::dangling(),
             }),
-            parent <- new_spinlock!(Some(parent.into())),
-            open <- new_mutex!(false),
+            parent <- SpinLock::new(Some(parent.into()), parent_name, parent_key),
+            open <- Mutex::new(false, open_name, open_key),
             registered: AtomicBool::new(false),
             mig_flags: AtomicU32::new(0),
             data <- data,
